@@ -1,0 +1,137 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# module_async.sh - kselftest driver for the module_async suite.
+#
+# Checks the prerequisites of the C runner (root, module support, test
+# modules built for the running kernel, module loading not forbidden by
+# signature enforcement or lockdown), installs a cleanup trap that puts the
+# machine back as it was found should the runner die, and then runs the
+# runner, which prints one KTAP result line per case.
+#
+# A missing prerequisite is a whole-suite SKIP (exit 4) with its reason.
+# Arguments are the runner's (see --help); they are validated before any
+# prerequisite is checked, so a bad option is a usage error (exit 2).
+
+set -u
+
+readonly KSFT_SKIP=4
+
+here=$(cd "$(dirname "$0")" && pwd)
+runner=${MODULE_ASYNC_RUNNER:-$here/module_async}
+modules_dir=$here/modules
+async_probe_knob=/sys/module/module/parameters/async_probe
+
+# Test modules the suite may load; the trap unloads those it finds loaded
+# that were not loaded before the run.
+readonly test_modules="ma_async_init ma_worker_async ma_gate ma_plain ma_request ma_elv ma_nested"
+
+skip_all()
+{
+	echo "TAP version 13"
+	echo "1..0 # SKIP $*"
+	exit $KSFT_SKIP
+}
+
+is_loaded()
+{
+	[ -d "/sys/module/$1" ]
+}
+
+# Unload one module without ever blocking the caller for good: after a
+# genuine deadlock rmmod itself can hang in D state, so it gets a bound.
+unload_bounded()
+{
+	name=$1
+	rmmod "$name" 2>/dev/null &
+	pid=$!
+	i=0
+	while [ $i -lt 50 ]; do
+		kill -0 "$pid" 2>/dev/null || { wait "$pid"; return; }
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo "# cleanup: rmmod $name still blocked after 5 s, left loaded" >&2
+	return 1
+}
+
+# The runner restores everything itself; this is the backstop for a runner
+# that was killed or crashed half-way through a case.
+cleanup()
+{
+	for mod in $test_modules; do
+		gate=/sys/module/$mod/parameters/open
+		[ -w "$gate" ] && echo 1 > "$gate" 2>/dev/null
+	done
+	for mod in $test_modules; do
+		case " $loaded_before " in
+		*" $mod "*) continue ;;
+		esac
+		is_loaded "$mod" && unload_bounded "$mod"
+	done
+	if [ -n "$saved_async_probe" ] && [ -w "$async_probe_knob" ] &&
+	   [ "$(cat "$async_probe_knob")" != "$saved_async_probe" ]; then
+		echo "$saved_async_probe" > "$async_probe_knob"
+	fi
+}
+
+check_prerequisites()
+{
+	[ "$(id -u)" -eq 0 ] || skip_all "must be run as root"
+	[ -r /proc/modules ] || skip_all "kernel without module support (CONFIG_MODULES)"
+
+	ko=$modules_dir/ma_async_init.ko
+	[ -r "$ko" ] || skip_all "test modules not built (no $ko): make -C modules KDIR=..."
+	release=$(uname -r)
+	if command -v modinfo > /dev/null; then
+		vermagic=$(modinfo -F vermagic "$ko" 2>/dev/null)
+		case "$vermagic" in
+		"$release "*) ;;
+		*) skip_all "test modules built for ${vermagic%% *}, running $release" ;;
+		esac
+	fi
+
+	if [ "$(cat /sys/module/module/parameters/sig_enforce 2>/dev/null)" = "Y" ]; then
+		skip_all "module signature enforcement is on; the test modules are unsigned"
+	fi
+	lockdown=$(cat /sys/kernel/security/lockdown 2>/dev/null)
+	case "$lockdown" in
+	*"[integrity]"* | *"[confidentiality]"*)
+		skip_all "kernel lockdown forbids unsigned modules ($lockdown)" ;;
+	esac
+}
+
+[ -x "$runner" ] || skip_all "runner not built (no $runner): make"
+
+# Options are the runner's; --help and --list need no prerequisites.
+for arg in "$@"; do
+	case "$arg" in
+	-h | --help | -l | --list) exec "$runner" "$@" ;;
+	esac
+done
+"$runner" --list "$@" > /dev/null || exit $?
+
+# The runner's own --modules-dir, if given, is the one to check.
+prev=
+for arg in "$@"; do
+	case "$prev" in
+	--modules-dir) modules_dir=$arg ;;
+	esac
+	case "$arg" in
+	--modules-dir=*) modules_dir=${arg#--modules-dir=} ;;
+	esac
+	prev=$arg
+done
+
+check_prerequisites
+
+loaded_before=
+for mod in $test_modules; do
+	is_loaded "$mod" && loaded_before="$loaded_before $mod"
+done
+saved_async_probe=$(cat "$async_probe_knob" 2>/dev/null)
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM HUP
+
+"$runner" --modules-dir "$modules_dir" "$@"
