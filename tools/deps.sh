@@ -1,0 +1,70 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# deps.sh - install the Debian packages the host side of module_async needs.
+#
+# Installs only what is missing. As root it runs apt-get itself (one
+# `apt-get update`, then `apt-get install -y`); otherwise it prints the exact
+# command to run and fails.
+
+set -euo pipefail
+
+readonly prog=${0##*/}
+
+# What each package is for:
+#   build-essential, bc, bison, flex, libelf-dev, libssl-dev, dwarves, cpio,
+#   rsync, xz-utils, gcc-12: building the runner, test modules and kernels
+#   qemu-system-x86, busybox-static, kmod, util-linux: the VM and its initramfs
+#   apt-utils (apt-get download), dpkg: fetching Debian's kernel packages
+#   python3, shellcheck, sparse: the project's own checks
+readonly packages=(
+	bc bison build-essential busybox-static cpio dwarves flex gcc-12 kmod
+	libelf-dev libssl-dev python3 qemu-system-x86 rsync shellcheck sparse
+	util-linux xz-utils zstd
+)
+
+usage()
+{
+	cat <<EOF
+usage: $prog [--check] [--help]
+
+Installs the Debian packages module_async needs on the host, if missing:
+  ${packages[*]}
+
+  --check  only list the missing packages; exit 1 if any are missing
+  --help   this text
+EOF
+}
+
+check_only=0
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--check) check_only=1 ;;
+	-h | --help) usage; exit 0 ;;
+	*) usage >&2; exit 2 ;;
+	esac
+	shift
+done
+
+missing=()
+for pkg in "${packages[@]}"; do
+	status=$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null || true)
+	[ "$status" = installed ] || missing+=("$pkg")
+done
+
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ $check_only -eq 1 ]; then
+	echo "$prog: missing: ${missing[*]}" >&2
+	exit 1
+fi
+if [ "$(id -u)" -ne 0 ]; then
+	echo "$prog: missing packages; as root run:" >&2
+	echo "  apt-get update && apt-get install -y ${missing[*]}" >&2
+	exit 1
+fi
+
+echo "$prog: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q >&2
+apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
