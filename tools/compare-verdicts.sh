@@ -16,16 +16,25 @@ readonly prog=${0##*/}
 usage()
 {
 	cat <<EOF
-usage: $prog RESULTS.ktap EXPECTED
+usage: $prog [--status N] RESULTS.ktap EXPECTED
 
 EXPECTED holds one "<case> <verdict>" line a case, verdict one of
-ok, not-ok, skip, timeout, error; and optionally "policy <name>".
-Lines starting with # are comments.
+ok, not-ok, skip, timeout, error; optionally "policy <name>" (the
+"# policy:" diagnostic line) and "status <N>" (checked against the
+exit status given by --status). Lines starting with # are comments.
 EOF
 }
 
+status=
 case "${1:-}" in
 -h | --help) usage; exit 0 ;;
+--status)
+	status=${2:-}
+	case "$status" in
+	'' | *[!0-9]*) usage >&2; exit 2 ;;
+	esac
+	shift 2
+	;;
 esac
 [ $# -eq 2 ] || { usage >&2; exit 2; }
 [ -r "$1" ] || { echo "$prog: cannot read $1" >&2; exit 2; }
@@ -113,6 +122,16 @@ done <<<"$results"
 # Every expected case exactly once, with its verdict.
 while read -r name verdict; do
 	case "$name" in '' | '#'*) continue ;; esac
+	if [ "$name" = status ]; then
+		if [ -z "$status" ]; then
+			fail "status: want $verdict, but no --status given"
+		elif [ "$status" = "$verdict" ]; then
+			pass "status $verdict"
+		else
+			fail "status: got $status, want $verdict"
+		fi
+		continue
+	fi
 	if [ "$name" = policy ]; then
 		got=$(grep '^policy ' <<<"$summary" | awk '{ print $2 }' | tr '\n' ' ')
 		if [ "$got" = "$verdict " ]; then

@@ -1,0 +1,160 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# check.sh - the project's own tests (`make check`).
+#
+# Stages, each timed, each with its full log in build/check/<stage>.log:
+#   shell    syntax and shellcheck of every script
+#   build    the runner with -Wall -Wextra -Werror
+#   lib      host tests of lib/ and of the runner's KTAP output
+#   compare  the verdict comparator against documents it must accept/reject
+#   tools    host tests of the VM tooling (fetch, initramfs, boot)
+#   vm-stock the suite in a VM on Debian's stock kernel, verdicts compared
+#            with tools/expected/stock
+# Each stage reports "N passed, N failed[, N skipped]" (or a kselftest
+# "# Totals:" line); the last line sums them up.
+
+set -uo pipefail
+
+readonly prog=${0##*/}
+top=$(cd "$(dirname "$0")/.." && pwd)
+readonly top
+readonly logdir=$top/build/check
+
+usage()
+{
+	cat <<EOF
+usage: $prog [--stage NAME]... [--help]
+
+Runs the project's own tests and ends with "N passed, N failed, N skipped".
+Stages: shell build lib compare tools vm-stock (default: all, in this order).
+EOF
+}
+
+all_stages="shell build lib compare tools vm-stock"
+stages=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--stage)
+		case " $all_stages " in
+		*" ${2:-} "*) stages="$stages $2" ;;
+		*) usage >&2; exit 2 ;;
+		esac
+		shift
+		;;
+	-h | --help) usage; exit 0 ;;
+	*) usage >&2; exit 2 ;;
+	esac
+	shift
+done
+stages=${stages:-$all_stages}
+
+total_pass=0
+total_fail=0
+total_skip=0
+
+# Add a stage's counts, taken from the last summary line of its log: ours
+# ("N passed, N failed[, N skipped]") or kselftest's ("# Totals: pass:..").
+# A log with neither counts as one check, decided by the exit status.
+count_log()
+{
+	local log=$1 rc=$2 line p f s
+
+	line=$(grep -E '^([A-Za-z]+: )?[0-9]+ passed, [0-9]+ failed|^# Totals: pass:' "$log" | tail -n 1)
+	if [[ "$line" =~ ([0-9]+)\ passed,\ ([0-9]+)\ failed(,\ ([0-9]+)\ skipped)? ]]; then
+		p=${BASH_REMATCH[1]} f=${BASH_REMATCH[2]} s=${BASH_REMATCH[4]:-0}
+	elif [[ "$line" =~ pass:([0-9]+)\ fail:([0-9]+).*skip:([0-9]+)\ error:([0-9]+) ]]; then
+		p=${BASH_REMATCH[1]} s=${BASH_REMATCH[3]}
+		f=$((BASH_REMATCH[2] + BASH_REMATCH[4]))
+	elif [ "$rc" -eq 0 ]; then
+		p=1 f=0 s=0
+	else
+		p=0 f=1 s=0
+	fi
+	# A stage that failed without saying so still failed.
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1
+	fi
+	total_pass=$((total_pass + p))
+	total_fail=$((total_fail + f))
+	total_skip=$((total_skip + s))
+	printf '%s: %d passed, %d failed, %d skipped' "$3" "$p" "$f" "$s"
+}
+
+run_stage()
+{
+	local name=$1 log=$logdir/$1.log start rc
+	shift
+
+	echo "== $name" >&2
+	start=$(date +%s)
+	"$@" > "$log" 2>&1
+	rc=$?
+	count_log "$log" "$rc" "$name"
+	printf ' (%ds, exit %d)\n' $(($(date +%s) - start)) "$rc"
+	if [ "$rc" -ne 0 ]; then
+		grep -E '^(FAIL|not ok|# FAIL|.*error)' "$log" | head -n 20 | sed 's/^/    /'
+		echo "    full log: $log"
+	fi
+}
+
+stage_shell()
+{
+	local f shell passed=0 failed=0
+
+	for f in "$top/module_async.sh" "$top"/tools/*.sh "$top/.ci/run"; do
+		[ -e "$f" ] || continue
+		case "$(head -n 1 "$f")" in
+		*bash*) shell="bash" ;;
+		*) shell="sh" ;;
+		esac
+		if "$shell" -n "$f" && shellcheck -x "$f"; then
+			echo "PASS shellcheck ${f#"$top"/}"
+			passed=$((passed + 1))
+		else
+			echo "FAIL shellcheck ${f#"$top"/}"
+			failed=$((failed + 1))
+		fi
+	done
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+}
+
+stage_build()
+{
+	make -C "$top" OUTPUT="$top/build" -B "$top/build/module_async"
+}
+
+stage_lib()
+{
+	make -C "$top/lib" check OUTPUT="$top/build/lib" RUNNER="$top/build/module_async"
+}
+
+stage_compare()
+{
+	"$top/tools/test-compare.sh"
+}
+
+stage_tools()
+{
+	"$top/tools/test-tools.sh"
+}
+
+stage_vm_stock()
+{
+	local out=$top/build/check/vm-stock
+
+	"$top/tools/vm.sh" --kernel stock --out "$out"
+	"$top/tools/compare-verdicts.sh" --status $? "$out/results.ktap" \
+		"$top/tools/expected/stock"
+}
+
+mkdir -p "$logdir"
+"$top/tools/deps.sh" || exit 1
+start_all=$(date +%s)
+for stage in $stages; do
+	run_stage "$stage" "stage_${stage//-/_}"
+done
+echo "== all stages took $(($(date +%s) - start_all))s"
+echo "$total_pass passed, $total_fail failed, $total_skip skipped"
+[ "$total_fail" -eq 0 ]
