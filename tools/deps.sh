@@ -26,12 +26,13 @@ readonly packages=(
 usage()
 {
 	cat <<EOF
-usage: $prog [--check] [--help]
+usage: $prog [--check | --list] [--help]
 
 Installs the Debian packages module_async needs on the host, if missing:
   ${packages[*]}
 
   --check  only list the missing packages; exit 1 if any are missing
+  --list   print the package names, one a line, and exit
   --help   this text
 EOF
 }
@@ -40,6 +41,7 @@ check_only=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--check) check_only=1 ;;
+	--list) printf '%s\n' "${packages[@]}"; exit 0 ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
