@@ -51,13 +51,18 @@ endif
 KERNEL ?= stock
 ALLOW_DEADLOCK ?= 0
 SUITE_ARGS ?=
+PATCH ?=
+allow_deadlock := $(if $(filter 1 yes y,$(ALLOW_DEADLOCK)),--allow-deadlock)
 
 vm:
 	tools/vm.sh --kernel $(KERNEL) $(if $(KVER),--kver $(KVER)) \
-		$(if $(filter 1 yes y,$(ALLOW_DEADLOCK)),--allow-deadlock) \
-		-- $(SUITE_ARGS)
+		$(if $(KDIR),--kdir $(KDIR)) $(foreach p,$(PATCH),--patch $(p)) \
+		$(allow_deadlock) -- $(SUITE_ARGS)
+
+matrix:
+	tools/matrix.sh $(allow_deadlock)
 
 check:
 	tools/check.sh
 
-.PHONY: modules vm check
+.PHONY: modules vm matrix check

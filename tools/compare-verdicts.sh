@@ -17,17 +17,23 @@ usage()
 {
 	cat <<EOF
 usage: $prog [--status N] RESULTS.ktap EXPECTED
+       $prog --summary RESULTS.ktap
 
 EXPECTED holds one "<case> <verdict>" line a case, verdict one of
 ok, not-ok, skip, timeout, error; optionally "policy <name>" (the
 "# policy:" diagnostic line) and "status <N>" (checked against the
 exit status given by --status). Lines starting with # are comments.
+
+--summary prints the document reduced to records, one a line:
+"version", "plan <N>", "policy <name>", "result <n> <case> <verdict>".
 EOF
 }
 
 status=
+summary_only=0
 case "${1:-}" in
 -h | --help) usage; exit 0 ;;
+--summary) summary_only=1; shift ;;
 --status)
 	status=${2:-}
 	case "$status" in
@@ -36,9 +42,10 @@ case "${1:-}" in
 	shift 2
 	;;
 esac
-[ $# -eq 2 ] || { usage >&2; exit 2; }
-[ -r "$1" ] || { echo "$prog: cannot read $1" >&2; exit 2; }
-[ -r "$2" ] || { echo "$prog: cannot read $2" >&2; exit 2; }
+[ $# -eq $((2 - summary_only)) ] || { usage >&2; exit 2; }
+for f in "$@"; do
+	[ -r "$f" ] || { echo "$prog: cannot read $f" >&2; exit 2; }
+done
 
 # Reduce the document to "result <n> <name> <verdict>", "plan <n>",
 # "version", "policy <name>" and "junk <line>" records. Only top-level
@@ -68,6 +75,11 @@ summarise()
 	}
 	' "$1"
 }
+
+if [ $summary_only -eq 1 ]; then
+	summarise "$1"
+	exit 0
+fi
 
 passed=0
 failed=0

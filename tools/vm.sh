@@ -23,9 +23,16 @@ usage: $prog [options] [-- suite arguments]
 
 Runs the suite in a QEMU guest and prints its KTAP output.
 
-  --kernel stock       Debian bookworm's stock kernel (default)
-  --kver VERSION       Debian package version of the kernel (default: the
-                       version linux-image-amd64 points to)
+  --kernel KERNEL      which kernel to boot:
+                         stock    Debian bookworm's stock kernel (default)
+                         vanilla  linux-source-6.1 built from tinyconfig+config
+                         patched  the same with the 3.8 flag (tools/patches/)
+                         FILE     a bzImage of your own; needs --kdir
+  --kdir DIR           the configured build tree of --kernel FILE
+  --patch FILE         build vanilla with this candidate patch applied on top
+                       (repeatable; --kernel vanilla or patched)
+  --kver VERSION       Debian package version of the kernel or source
+                       (default: the version linux-image-amd64 points to)
   --allow-deadlock     run the cases that can wedge the kernel for good
   --timeout SECONDS    bound on the whole VM run (default: 300)
   --out DIR            where results go (default: build/vm/<kernel>)
@@ -49,6 +56,8 @@ log()
 
 kernel=stock
 kver=
+kdir=
+patches=()
 timeout=300
 out=
 suite_args=()
@@ -56,6 +65,12 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) kernel=${2:?}; shift ;;
 	--kver) kver=${2:?}; shift ;;
+	--kdir) kdir=${2:?}; shift ;;
+	--patch)
+		[ -r "${2:-}" ] || { echo "$prog: cannot read patch '${2:-}'" >&2; exit 2; }
+		patches+=(--patch "$(cd "$(dirname "$2")" && pwd)/${2##*/}")
+		shift
+		;;
 	--allow-deadlock) suite_args+=(--allow-deadlock) ;;
 	--timeout) timeout=${2:?}; shift ;;
 	--out) out=${2:?}; shift ;;
@@ -70,22 +85,56 @@ case "$timeout" in
 	usage >&2; exit 2 ;;
 esac
 
+# A kernel of the user's own: an entry of the same layout as the fetched and
+# built ones (vmlinuz, krel, lib/modules/<krel>/, kdir), made in $1.
+custom_entry()
+{
+	local dir=$1 krel
+
+	[ -n "$kdir" ] || { echo "$prog: --kernel FILE needs --kdir" >&2; exit 2; }
+	[ -r "$kdir/include/config/kernel.release" ] ||
+		{ echo "$prog: $kdir is not a configured kernel build tree" >&2; exit 2; }
+	krel=$(cat "$kdir/include/config/kernel.release")
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	ln -s "$(readlink -f "$kernel")" "$dir/vmlinuz"
+	ln -s "$(readlink -f "$kdir")" "$dir/kdir"
+	echo "$krel" > "$dir/krel"
+	make -s -C "$kdir" modules_install INSTALL_MOD_PATH="$dir" >&2 ||
+		die "could not install the modules of $kdir"
+	echo "$dir"
+}
+
+if [ ${#patches[@]} -gt 0 ] && [ "$kernel" != vanilla ] && [ "$kernel" != patched ]; then
+	echo "$prog: --patch needs --kernel vanilla or patched" >&2
+	exit 2
+fi
+name=$kernel
 case "$kernel" in
 stock)
 	entry=$("$top/tools/fetch-kernel.sh" ${kver:+--kver "$kver"} | tail -n 1) ||
 		die "could not fetch the stock kernel"
 	;;
+vanilla | patched)
+	entry=$("$top/tools/build-kernel.sh" --variant "$kernel" ${kver:+--kver "$kver"} \
+		"${patches[@]}" | tail -n 1) || die "could not build the $kernel kernel"
+	[ ${#patches[@]} -eq 0 ] || name=$kernel+patches
+	;;
 *)
-	echo "$prog: unknown kernel '$kernel'" >&2
-	usage >&2
-	exit 2
+	if [ ! -f "$kernel" ]; then
+		echo "$prog: unknown kernel '$kernel' (stock, vanilla, patched or a file)" >&2
+		usage >&2
+		exit 2
+	fi
+	name=custom
+	entry=$(custom_entry "$top/build/vm/custom/kernel")
 	;;
 esac
 
-out=${out:-$top/build/vm/$kernel}
+out=${out:-$top/build/vm/$name}
 stage=$out/suite
 krel=$(cat "$entry/krel")
-log "kernel $kernel: $krel ($entry)"
+log "kernel $name: $krel ($entry)"
 
 "$top/tools/deps.sh" || die "missing packages"
 
