@@ -1,0 +1,238 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Shared helpers for the host-side scripts in tools/: messages, the cache
+# location, atomic cache entries and the Debian package look-ups.
+#
+# Source it after setting PROG and defining usage():
+#	PROG=${0##*/}
+#	. "$(dirname "$0")/lib.sh"
+#
+# Cache entries are directories built in a temporary directory beside their
+# final place and renamed into place when complete.  The last file written
+# into an entry is its ".complete" stamp, which records what the entry was
+# made from; an entry whose stamp is missing or differs from what it would be
+# made from now is deleted and rebuilt.
+
+# shellcheck shell=bash
+
+: "${PROG:=${0##*/}}"
+
+log()
+{
+	printf '%s: %s\n' "$PROG" "$*" >&2
+}
+
+die()
+{
+	printf '%s: error: %s\n' "$PROG" "$*" >&2
+	exit 1
+}
+
+# Bad usage: say why, show the usage on stderr, exit 2.
+usage_error()
+{
+	printf '%s: %s\n' "$PROG" "$*" >&2
+	usage >&2
+	exit 2
+}
+
+# need_arg OPTION COUNT: an option that takes a value has one.
+need_arg()
+{
+	[ "$2" -ge 2 ] || usage_error "option $1 needs a value"
+}
+
+need_cmd()
+{
+	local cmd
+
+	for cmd in "$@"; do
+		command -v "$cmd" >/dev/null 2>&1 ||
+			die "'$cmd' is not installed (needed by $PROG)"
+	done
+}
+
+cache_dir()
+{
+	printf '%s\n' "${MODULE_ASYNC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/module_async}"
+}
+
+# A Debian version as it may appear in a file name.
+check_debversion()
+{
+	[[ $1 =~ ^[0-9][A-Za-z0-9.+~-]*$ ]] ||
+		usage_error "bad Debian version '$1'"
+}
+
+# entry_valid DIR STAMP: DIR is a complete entry made from STAMP.
+entry_valid()
+{
+	[ -d "$1" ] && [ -f "$1/.complete" ] &&
+		[ "$(cat "$1/.complete")" = "$2" ]
+}
+
+# entry_lock DIR: serialise builders of one entry (fd 9 stays open until the
+# caller exits).
+entry_lock()
+{
+	mkdir -p "$(dirname "$1")"
+	exec 9>"$1.lock"
+	flock 9
+}
+
+# entry_tmp DIR: a fresh temporary directory beside DIR, removed on exit
+# unless entry_commit renamed it into place.
+ENTRY_TMP=
+entry_tmp()
+{
+	ENTRY_TMP=$(mktemp -d "$1.tmp.XXXXXX")
+	trap 'entry_tmp_cleanup' EXIT
+}
+
+entry_tmp_cleanup()
+{
+	if [ -n "$ENTRY_TMP" ] && [ -d "$ENTRY_TMP" ]; then
+		chmod -R u+w "$ENTRY_TMP" 2>/dev/null || true
+		rm -rf "$ENTRY_TMP"
+	fi
+}
+
+# entry_remove DIR: delete an entry and any leftovers of earlier builders.
+entry_remove()
+{
+	local d
+
+	for d in "$1" "$1".tmp.*; do
+		[ -e "$d" ] || continue
+		chmod -R u+w "$d" 2>/dev/null || true
+		rm -rf "$d"
+	done
+}
+
+# entry_commit DIR STAMP: write the stamp last, then rename into place.
+entry_commit()
+{
+	printf '%s\n' "$2" >"$ENTRY_TMP/.complete.new"
+	sync -f "$ENTRY_TMP/.complete.new" 2>/dev/null || true
+	mv "$ENTRY_TMP/.complete.new" "$ENTRY_TMP/.complete"
+	mv -T "$ENTRY_TMP" "$1"
+	ENTRY_TMP=
+}
+
+# ---- Debian packages ------------------------------------------------------
+
+# deb_field PACKAGE VERSION FIELD: a field of the package from apt's
+# (signed) indexes; empty when apt does not know that version.
+deb_field()
+{
+	apt-cache show "$1=$2" 2>/dev/null |
+		awk -v f="$3:" '$1 == f { sub(/^[^:]*: */, ""); print; exit }'
+}
+
+# deb_default_version PACKAGE: the candidate version apt would install.
+deb_default_version()
+{
+	apt-cache policy "$1" 2>/dev/null |
+		awk '$1 == "Candidate:" { print $2; exit }'
+}
+
+# deb_index VERSION PACKAGE...: for each package apt's (signed) indexes know
+# at VERSION, a line "PACKAGE SHA256 ARCH" (one apt-cache call: each costs
+# most of a second).
+deb_index()
+{
+	local ver=$1 pkg args=()
+
+	shift
+	for pkg in "$@"; do
+		args+=("$pkg=$ver")
+	done
+	apt-cache show "${args[@]}" 2>/dev/null |
+		awk '$1 == "Package:" { p = $2 }
+		     $1 == "Architecture:" { a[p] = $2 }
+		     $1 == "SHA256:" && !(p in s) { s[p] = $2; o[++n] = p }
+		     END { for (i = 1; i <= n; i++) print o[i], s[o[i]], a[o[i]] }'
+}
+
+# deb_fetch PACKAGE VERSION SHA256 ARCH DIR: DIR/PACKAGE_VERSION_ARCH.deb
+# with that sha256 (from deb_index), downloaded with apt-get (which checks it
+# against the index too) unless it is already there.  Prints its path.
+deb_fetch()
+{
+	local pkg=$1 ver=$2 sha=$3 arch=$4 dir=$5 deb got dl sandbox
+
+	deb="$dir/${pkg}_${ver//:/%3a}_$arch.deb"
+	if [ -f "$deb" ]; then
+		got=$(sha256sum "$deb" | cut -d' ' -f1)
+		if [ "$got" = "$sha" ]; then
+			log "using cached ${deb##*/}"
+			printf '%s\n' "$deb"
+			return
+		fi
+		log "cached ${deb##*/} does not match apt's sha256: downloading again"
+		rm -f "$deb"
+	fi
+	mkdir -p "$dir"
+	dl=$(mktemp -d "$dir/.download.XXXXXX")
+	log "downloading $pkg=$ver"
+	# As root apt would warn that its sandbox user cannot write here.
+	sandbox=()
+	[ "$(id -u)" -ne 0 ] || sandbox=(-o APT::Sandbox::User=root)
+	if ! (cd "$dl" && apt-get download -q "${sandbox[@]}" "$pkg=$ver" >&2); then
+		rm -rf "$dl"
+		die "apt-get download $pkg=$ver failed"
+	fi
+	got=$(find "$dl" -maxdepth 1 -name '*.deb' -print -quit)
+	if [ -z "$got" ]; then
+		rm -rf "$dl"
+		die "apt-get download $pkg=$ver left no .deb"
+	fi
+	if [ "$(sha256sum "$got" | cut -d' ' -f1)" != "$sha" ]; then
+		rm -rf "$dl"
+		die "$pkg=$ver: downloaded .deb does not match apt's sha256"
+	fi
+	mv "$got" "$deb"
+	rmdir "$dl"
+	printf '%s\n' "$deb"
+}
+
+# kernel_abi DEBVERSION: the ABI name (e.g. 6.1.0-57) of Debian's amd64
+# kernel built at that version, from the linux-image-amd64 metapackage or,
+# when the metapackage is not at that version, from the image packages.
+kernel_abi()
+{
+	local ver=$1 dep pkg images
+
+	dep=$(deb_field linux-image-amd64 "$ver" Depends)
+	if [[ $dep =~ linux-image-([0-9]+\.[0-9]+\.[0-9]+-[0-9]+)-amd64 ]]; then
+		printf '%s\n' "${BASH_REMATCH[1]}"
+		return
+	fi
+	mapfile -t images < <(apt-cache pkgnames linux-image- 2>/dev/null |
+		grep -E '^linux-image-[0-9.]+-[0-9]+-amd64-unsigned$')
+	[ "${#images[@]}" -gt 0 ] || return 1
+	pkg=$(apt-cache madison "${images[@]}" 2>/dev/null |
+		awk -F' *[|] *' -v v="$ver" '$2 == v { print $1; exit }')
+	pkg=${pkg# }
+	if [ -n "$pkg" ]; then
+		pkg=${pkg#linux-image-}
+		printf '%s\n' "${pkg%-amd64-unsigned}"
+		return
+	fi
+	return 1
+}
+
+# stock_version [DEBVERSION]: the requested version, or the one
+# linux-image-amd64 points to.
+stock_version()
+{
+	local ver=${1:-}
+
+	if [ -z "$ver" ]; then
+		ver=$(deb_default_version linux-image-amd64)
+		if [ -z "$ver" ] || [ "$ver" = "(none)" ]; then
+			die "apt knows no linux-image-amd64 (is this Debian? run apt-get update)"
+		fi
+	fi
+	printf '%s\n' "$ver"
+}
