@@ -1,0 +1,174 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build the initramfs of the module_async test VM: busybox, the real kmod
+# tools and util-linux dmesg with their shared libraries, the kernel's own
+# null_blk, kyber-iosched and bfq modules with their dependencies, the suite
+# in /opt/module_async/, its test modules in /lib/modules/<krel>/extra/, and
+# tools/guest-init.sh as /init.
+#
+# The kernel ENTRY is a directory laid out like a tools/fetch-kernel.sh entry
+# (any kernel build can provide one):
+#   vmlinuz                 the kernel image (not used here)
+#   krel                    the kernel release
+#   lib/modules/<krel>/     its modules with modules.dep, as installed by
+#                           depmod or make modules_install; modules built in
+#                           are listed in modules.builtin
+#   kdir                    the build or headers tree (not used here)
+
+set -euo pipefail
+
+PROG=${0##*/}
+TOOLS=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tools/lib.sh
+. "$TOOLS/lib.sh"
+
+# The kernel modules the suite needs from the kernel (as modprobe names
+# them); each comes with what modules.dep says it depends on.
+KERNEL_MODULES=(null_blk kyber-iosched bfq)
+KMOD_TOOLS=(modprobe insmod rmmod lsmod depmod modinfo)
+
+usage()
+{
+	cat <<EOF
+Usage: $PROG --kernel ENTRY --suite DIR --out FILE
+
+Build a gzip'd newc cpio initramfs for the module_async test VM.
+
+  --kernel ENTRY  kernel entry directory (vmlinuz, krel, lib/modules/<krel>/),
+                  e.g. the path tools/fetch-kernel.sh prints
+  --suite DIR     installed suite: module_async.sh, module_async, config,
+                  settings, modules/*.ko (everything in DIR is copied to
+                  /opt/module_async/)
+  --out FILE      the initramfs to write
+  --help          show this help
+EOF
+}
+
+entry='' suite='' out=''
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kernel) need_arg "$1" $#; entry=$2; shift 2 ;;
+	--suite) need_arg "$1" $#; suite=$2; shift 2 ;;
+	--out) need_arg "$1" $#; out=$2; shift 2 ;;
+	--kernel=*) entry=${1#*=}; shift ;;
+	--suite=*) suite=${1#*=}; shift ;;
+	--out=*) out=${1#*=}; shift ;;
+	-h|--help) usage; exit 0 ;;
+	*) usage_error "unknown option '$1'" ;;
+	esac
+done
+[ -n "$entry" ] || usage_error "--kernel is required"
+[ -n "$suite" ] || usage_error "--suite is required"
+[ -n "$out" ] || usage_error "--out is required"
+
+need_cmd busybox kmod dmesg ldd depmod cpio gzip find sort
+
+[ -f "$entry/krel" ] || die "$entry is not a kernel entry: no krel file"
+krel=$(cat "$entry/krel")
+moddir=$entry/lib/modules/$krel
+[ -d "$moddir" ] || die "$entry has no lib/modules/$krel/"
+[ -f "$suite/module_async.sh" ] || die "$suite has no module_async.sh"
+busybox=$(command -v busybox)
+if ldd "$busybox" >/dev/null 2>&1; then
+	die "$busybox is dynamically linked: install busybox-static"
+fi
+
+root=$(mktemp -d "${TMPDIR:-/tmp}/mkinitramfs.XXXXXX")
+trap 'rm -rf "$root"' EXIT
+mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,lib,lib64,dev,proc,sys,run,tmp,etc}
+mkdir -p "$root/opt/module_async" "$root/lib/modules/$krel"
+
+# copy_with_libs FILE DEST: an executable and every shared library it needs,
+# at their own paths, the dynamic loader included.
+copy_with_libs()
+{
+	local file=$1 dest=$2 lib
+
+	cp -L "$file" "$root$dest"
+	ldd "$file" >/dev/null 2>&1 || return 0
+	for lib in $(ldd "$file" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }
+				      $1 ~ /^\// { print $1 }'); do
+		[ -e "$root$lib" ] && continue
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+	if ldd "$file" | grep -q 'not found'; then
+		die "$file needs libraries that are not installed: $(ldd "$file" | grep 'not found' | tr -s ' \t\n' ' ')"
+	fi
+}
+
+# busybox and its applets; the real kmod tools and dmesg replace its own.
+cp "$busybox" "$root/bin/busybox"
+while read -r applet; do
+	case ${applet##*/} in
+	busybox|kmod|dmesg) continue ;;
+	esac
+	for tool in "${KMOD_TOOLS[@]}"; do
+		[ "${applet##*/}" != "$tool" ] || continue 2
+	done
+	mkdir -p "$root/$(dirname "$applet")"
+	ln -sf /bin/busybox "$root/$applet"
+done < <(busybox --list-full)
+copy_with_libs "$(command -v kmod)" /bin/kmod
+for tool in "${KMOD_TOOLS[@]}"; do
+	ln -s /bin/kmod "$root/sbin/$tool"
+done
+copy_with_libs "$(command -v dmesg)" /bin/dmesg
+cp "$TOOLS/guest-init.sh" "$root/init"
+chmod 755 "$root/init"
+
+# The kernel's modules the suite needs, with their dependencies.
+cp "$moddir"/modules.{order,builtin,builtin.modinfo} "$root/lib/modules/$krel/" 2>/dev/null || true
+for mod in "${KERNEL_MODULES[@]}"; do
+	name=${mod//-/_}
+	files=$(awk -v want="$name" '
+		{ f = $1; sub(/:$/, "", f)
+		  n = f; sub(/.*\//, "", n); sub(/\.ko(\.[a-z]+)?$/, "", n); gsub(/-/, "_", n)
+		  if (n == want) { for (i = 1; i <= NF; i++) { g = $i; sub(/:$/, "", g); print g }; exit } }' \
+		"$moddir/modules.dep" 2>/dev/null)
+	if [ -z "$files" ]; then
+		if [ -f "$moddir/modules.builtin" ] &&
+		   sed 's,.*/,,; s,\.ko$,,; s,-,_,g' "$moddir/modules.builtin" | grep -qx "$name"; then
+			log "$mod is built into $krel"
+			continue
+		fi
+		[ -f "$moddir/modules.dep" ] || die "no $moddir/modules.dep (run depmod -b)"
+		die "kernel $krel has no module $mod (neither in modules.dep nor built in)"
+	fi
+	for f in $files; do
+		mkdir -p "$root/lib/modules/$krel/$(dirname "$f")"
+		cp "$moddir/$f" "$root/lib/modules/$krel/$f"
+	done
+done
+
+# The suite, and its test modules where modprobe and request_module() find them.
+cp -a "$suite/." "$root/opt/module_async/"
+while IFS= read -r -d '' file; do
+	if [ -x "$file" ] && ldd "$file" >/dev/null 2>&1; then
+		copy_with_libs "$file" "/opt/module_async/${file#"$suite"/}"
+	fi
+done < <(find "$suite" -type f -print0)
+shopt -s nullglob
+kos=("$suite"/modules/*.ko)
+if [ ${#kos[@]} -eq 0 ]; then
+	log "warning: no test modules in $suite/modules/"
+else
+	mkdir -p "$root/lib/modules/$krel/extra"
+	cp "${kos[@]}" "$root/lib/modules/$krel/extra/"
+fi
+depmod -b "$root" "$krel"
+
+# The kernel opens /dev/console before /init mounts devtmpfs.
+if [ "$(id -u)" -eq 0 ]; then
+	mknod -m 600 "$root/dev/console" c 5 1
+fi
+
+mkdir -p "$(dirname "$out")"
+out_tmp=$(mktemp "$out.tmp.XXXXXX")
+trap 'rm -rf "$root" "$out_tmp"' EXIT
+find "$root" -exec touch -h -d "@${SOURCE_DATE_EPOCH:-0}" {} +
+(cd "$root" && find . -mindepth 1 | LC_ALL=C sort |
+	cpio --quiet -o -H newc -R 0:0 --reproducible) | gzip -n -6 >"$out_tmp"
+mv "$out_tmp" "$out"
+log "wrote $out ($(du -h "$out" | cut -f1), kernel $krel)"
