@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ma_worker_async - init hands its async_schedule() call to a worker
+ *
+ * The case that made 5.17 revert the 3.8 PF_USED_ASYNC flag (commit
+ * 67d6212afda2): the flag is set on the task that calls async_schedule(),
+ * and do_init_module() only waited when the loading task itself had it. A
+ * module whose init queues its async work from a workqueue worker left the
+ * flag unset, so modprobe returned before that work was done.
+ *
+ * This module's init queues a work item and waits, bounded by gate_ms,
+ * until the worker has queued the async job; the job marks "started", waits
+ * on a gate the runner opens by writing 1 to "open" (or gate_ms expires),
+ * then marks "done". The runner (case async_worker_init_completes) checks
+ * that the load does not return while the job is held and that "done" is 1
+ * the moment it returns: true where do_init_module() syncs all async work,
+ * false with the 3.8 flag.
+ *
+ * Knobs (see ma_job.h): gate_ms, open, started, done, timed_out.
+ */
+#include <linux/module.h>
+#include <linux/workqueue.h>
+
+#include "ma_job.h"
+
+module_param_named(gate_ms, ma_job.gate_ms, uint, 0444);
+MODULE_PARM_DESC(gate_ms, "safety timeout of the gate in ms (default 30000)");
+module_param_cb(open, &ma_open_ops, NULL, 0644);
+MODULE_PARM_DESC(open, "write 1 to let the held job finish");
+module_param_named(started, ma_job.started, int, 0444);
+MODULE_PARM_DESC(started, "1 once the job runs and waits on the gate");
+module_param_named(done, ma_job.done, int, 0444);
+MODULE_PARM_DESC(done, "1 once the job has finished");
+module_param_named(timed_out, ma_job.timed_out, int, 0444);
+MODULE_PARM_DESC(timed_out, "1 if gate_ms expired before the gate opened");
+
+static DECLARE_COMPLETION(queued);
+
+static void ma_job_fn(void *data, async_cookie_t cookie)
+{
+	ma_job_begin();
+	ma_job_hold();
+	ma_job_end(0);
+}
+
+/* Runs in a kworker: the async job is queued by this task, not modprobe. */
+static void ma_worker_queue(struct work_struct *work)
+{
+	ma_job_queue();
+	complete(&queued);
+}
+
+static DECLARE_WORK(ma_worker, ma_worker_queue);
+
+static int __init ma_worker_async_init(void)
+{
+	queue_work(system_unbound_wq, &ma_worker);
+	if (!wait_for_completion_timeout(&queued,
+					 msecs_to_jiffies(ma_job.gate_ms))) {
+		/* The worker never ran: take the work back before failing. */
+		cancel_work_sync(&ma_worker);
+		if (!ma_job.queued)
+			return -ETIMEDOUT;
+	}
+	/* The worker is past its last statement; let it return. */
+	flush_work(&ma_worker);
+	return 0;
+}
+module_init(ma_worker_async_init);
+
+static void __exit ma_worker_async_exit(void)
+{
+	ma_job_exit();
+}
+module_exit(ma_worker_async_exit);
+
+MODULE_DESCRIPTION("module_async: init queues async work from a worker");
+MODULE_LICENSE("GPL");
