@@ -776,6 +776,7 @@ static bool request_from_async(struct case_ctx *ctx, const char *target,
 	if (knob_wait_long("ma_request", "done", 1, s->timeout_ms, &done)) {
 		log_knobs("ma_request");
 		log_module_state(target);
+		modules_dump_loading();
 		diag("tasks in uninterruptible sleep:");
 		tasks_dump_blocked();
 		fail_timeout(ctx, "request_module(\"%s\") from an async job did not return within %d ms",
@@ -968,6 +969,7 @@ static void case_elevator_switch_from_async(struct case_ctx *ctx)
 	if (knob_wait_long("ma_elv", "done", 1, s->timeout_ms, &done)) {
 		log_knobs("ma_elv");
 		log_module_state(module);
+		modules_dump_loading();
 		diag("tasks in uninterruptible sleep:");
 		tasks_dump_blocked();
 		fail_timeout(ctx, "writing %s to %s from an async job did not return within %d ms",

@@ -276,6 +276,27 @@ bool modlist_has(const struct modlist *list, const char *name)
 	return false;
 }
 
+int modules_dump_loading(void)
+{
+	char line[1024], name[MA_MODULE_NAME_LEN], state[16];
+	int count = 0;
+	FILE *f;
+
+	f = fopen("/proc/modules", "re");
+	if (!f)
+		return 0;
+	/* "name size refcount users state address [taints]" */
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%55s %*s %*s %*s %15s", name, state) != 2 ||
+		    strcmp(state, "Loading"))
+			continue;
+		diag("module %s: still loading", name);
+		count++;
+	}
+	fclose(f);
+	return count;
+}
+
 int modlist_unload_new(const struct modlist *before, int timeout_ms)
 {
 	static struct modlist now;

@@ -81,6 +81,9 @@ int modlist_read(struct modlist *list);
 int modlist_read_file(struct modlist *list, const char *file);
 bool modlist_has(const struct modlist *list, const char *name);
 
+/* Log the modules /proc/modules shows as still loading; returns how many. */
+int modules_dump_loading(void);
+
 /*
  * Unload every module loaded since @before was read, dependents first,
  * each with a bound of @timeout_ms. Returns how many are left loaded.
