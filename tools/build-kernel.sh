@@ -1,0 +1,434 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build a small x86_64 kernel from Debian's linux-source package for the
+# suite's VM: the "vanilla" variant is the source as Debian ships it, the
+# "patched" variant adds tools/patches/*.patch (the 3.8 PF_USED_ASYNC flag).
+# Candidate patches (--patch) go on top, for a maintainer judging a fix.
+#
+# The configuration is tinyconfig + the suite's "config" + the boot fragment
+# tools/kconfig/boot.config; the build fails, naming the symbols, if any value
+# asked for there did not survive "make olddefconfig".
+#
+# The entry, $CACHE/build/<debversion>-<variant>-<key>/, has the layout of
+# tools/fetch-kernel.sh's entries:
+#   vmlinuz              the kernel image (bzImage)
+#   krel                 the kernel release, e.g. 6.1.192
+#   lib/modules/<krel>/  the kernel's modules (make modules_install)
+#   kdir                 the build tree, for make -C kdir KBUILD_EXTMOD=...
+#   config, System.map   the kernel's .config and symbol map
+# <key> is a short hash of the source version, the patches and the config.
+#
+# The build tree, $CACHE/build/tree/<debversion>-<variant>/, is kept between
+# builds so that a rebuild compiles only what changed: src/ is a hard-linked
+# copy of the unpacked source in which the patched files are replaced (never
+# written in place) by new files, obj/ is the O= output directory.  Several
+# entries share one tree, so an entry's kdir is the tree as last built: an
+# entry is reused only while the tree still holds its build, else the tree is
+# rebuilt (incrementally) for it.
+
+set -euo pipefail
+
+PROG=${0##*/}
+TOOLS=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tools/lib.sh
+. "$TOOLS/lib.sh"
+
+# Bump when the way an entry is made changes, so old entries are rebuilt.
+RECIPE=1
+
+usage()
+{
+	cat <<EOF
+Usage: $PROG --variant vanilla|patched [--patch FILE]... [--kver DEBVERSION]
+       [--config FILE] [--source DIR] [--jobs N] [--verbose]
+
+Build a kernel from Debian's linux-source-6.1 (tinyconfig + the suite's config
++ tools/kconfig/boot.config) out of tree, and print the path of the cache entry
+(vmlinuz, krel, lib/modules/<krel>/, kdir) as the last line.
+
+  --variant V        vanilla: the source as Debian ships it;
+                     patched: with tools/patches/*.patch applied (in order)
+  --patch FILE       apply FILE (patch -p1, no fuzz) after the variant's own
+                     patches; repeatable, applied in the order given
+  --kver DEBVERSION  Debian version of linux-source-6.1 (e.g. 6.1.192-3);
+                     default: \$KVER, else what tools/fetch-source.sh picks
+  --config FILE      the suite's config fragment (default: the repository's
+                     top-level config)
+  --source DIR       use this unpacked source tree instead of running
+                     tools/fetch-source.sh (it is only read, never modified)
+  --jobs N           parallel make jobs (default: nproc)
+  --verbose          show make's output (default: only on failure; the full
+                     log is in the build tree's make.log)
+  --help             show this help
+
+Cache: \${MODULE_ASYNC_CACHE:-\${XDG_CACHE_HOME:-\$HOME/.cache}/module_async}/build
+An entry whose .complete stamp matches is reused without building.
+EOF
+}
+
+variant=
+kver=${KVER:-}
+config=
+source_dir=
+jobs=
+verbose=false
+extra_patches=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--variant) need_arg "$1" $#; variant=$2; shift 2 ;;
+	--variant=*) variant=${1#*=}; shift ;;
+	--patch) need_arg "$1" $#; extra_patches+=("$2"); shift 2 ;;
+	--patch=*) extra_patches+=("${1#*=}"); shift ;;
+	--kver) need_arg "$1" $#; kver=$2; shift 2 ;;
+	--kver=*) kver=${1#*=}; shift ;;
+	--config) need_arg "$1" $#; config=$2; shift 2 ;;
+	--config=*) config=${1#*=}; shift ;;
+	--source) need_arg "$1" $#; source_dir=$2; shift 2 ;;
+	--source=*) source_dir=${1#*=}; shift ;;
+	--jobs) need_arg "$1" $#; jobs=$2; shift 2 ;;
+	--jobs=*) jobs=${1#*=}; shift ;;
+	--verbose) verbose=true; shift ;;
+	-h|--help) usage; exit 0 ;;
+	*) usage_error "unknown option '$1'" ;;
+	esac
+done
+
+case $variant in
+vanilla|patched) ;;
+'') usage_error "--variant is required" ;;
+*) usage_error "bad variant '$variant' (vanilla or patched)" ;;
+esac
+[ -z "$kver" ] || check_debversion "$kver"
+if [ -n "$jobs" ]; then
+	[[ $jobs =~ ^[1-9][0-9]*$ ]] || usage_error "bad --jobs '$jobs'"
+else
+	jobs=$(nproc)
+fi
+: "${config:=$TOOLS/../config}"
+fragment=$TOOLS/kconfig/boot.config
+for f in "$config" "$fragment" ${extra_patches[@]+"${extra_patches[@]}"}; do
+	if [ ! -f "$f" ] || [ ! -r "$f" ]; then
+		usage_error "cannot read '$f'"
+	fi
+done
+
+need_cmd make gcc patch cmp sha256sum flock depmod
+
+# ---- the source ---------------------------------------------------------
+
+if [ -n "$source_dir" ]; then
+	if [ ! -f "$source_dir/Makefile" ] || [ ! -f "$source_dir/kernel/async.c" ]; then
+		die "$source_dir is not an unpacked kernel source tree"
+	fi
+else
+	[ -x "$TOOLS/fetch-source.sh" ] ||
+		die "no tools/fetch-source.sh yet: give the unpacked source with --source DIR"
+	source_dir=$("$TOOLS/fetch-source.sh" ${kver:+--kver "$kver"} | tail -n 1)
+	[ -f "$source_dir/Makefile" ] ||
+		die "tools/fetch-source.sh gave '$source_dir', which is no kernel source tree"
+fi
+source_dir=$(cd "$source_dir" && pwd)
+if [ -z "$kver" ]; then
+	# fetch-source.sh unpacks into $CACHE/source/<debversion>/linux-source-*.
+	case $source_dir in
+	*/source/*/linux-source-*)
+		kver=${source_dir%/linux-source-*}
+		kver=${kver##*/}
+		;;
+	*)
+		# Not from the cache: name it by the Makefile's version.
+		kver=$(awk '$1 == "VERSION" { v = $3 } $1 == "PATCHLEVEL" { p = $3 }
+			    $1 == "SUBLEVEL" { s = $3 } END { print v "." p "." s }' \
+			"$source_dir/Makefile")-local
+		;;
+	esac
+	check_debversion "$kver"
+fi
+
+# ---- what the entry is made from ------------------------------------------
+
+patches=()
+if [ "$variant" = patched ]; then
+	for p in "$TOOLS"/patches/*.patch; do
+		[ -f "$p" ] && patches+=("$p")
+	done
+	[ "${#patches[@]}" -gt 0 ] || die "no patches in $TOOLS/patches for the patched variant"
+fi
+patches+=(${extra_patches[@]+"${extra_patches[@]}"})
+
+# The stamp lists every input by content; the key is its short hash.
+stamp="module_async build-kernel recipe $RECIPE
+source $kver $(cd "$source_dir" && sha256sum Makefile | cut -d' ' -f1)
+variant $variant
+config $(sha256sum <"$config" | cut -d' ' -f1)
+fragment $(sha256sum <"$fragment" | cut -d' ' -f1)"
+for p in ${patches[@]+"${patches[@]}"}; do
+	stamp+=$'\n'"patch $(sha256sum <"$p" | cut -d' ' -f1) ${p##*/}"
+done
+key=$(printf '%s\n' "$stamp" | sha256sum | cut -c1-12)
+
+cache=$(cache_dir)
+entry=$cache/build/$kver-$variant-$key
+tree=$cache/build/tree/$kver-$variant
+
+# One builder per tree: entries of a tree share its src/ and obj/.
+entry_lock "$tree"
+if entry_valid "$entry" "$stamp" && [ -f "$tree/key" ] &&
+   [ "$(cat "$tree/key")" = "$key" ]; then
+	log "using cached $entry"
+	printf '%s\n' "$entry"
+	exit 0
+fi
+entry_remove "$entry"
+
+STAGE=
+cleanup()
+{
+	entry_tmp_cleanup
+	[ -z "$STAGE" ] || rm -rf "$STAGE"
+}
+trap cleanup EXIT
+
+# ---- the build tree -------------------------------------------------------
+
+if [ ! -d "$tree/src" ]; then
+	log "making the build tree $tree"
+	rm -rf "$tree.new"
+	mkdir -p "$tree.new"
+	# Hard links cost no space; every later change replaces a file.
+	if ! cp -al "$source_dir" "$tree.new/src" 2>/dev/null; then
+		log "cannot hard-link the source (another file system?): copying it"
+		rm -rf "$tree.new/src"
+		cp -a "$source_dir" "$tree.new/src"
+	fi
+	: >"$tree.new/patched-files"
+	rm -rf "$tree"
+	mv "$tree.new" "$tree"
+fi
+# patch_paths PATCH: the files a -p1 patch names (old and new names).
+patch_paths()
+{
+	awk '
+	function strip(p) {
+		sub(/\t.*/, "", p)
+		if (p == "/dev/null")
+			return ""
+		sub(/^[^\/]*\//, "", p)
+		return p
+	}
+	/^(rename|copy) (from|to) / { print substr($0, index($0, $3)); next }
+	/^\+\+\+ / && prev ~ /^--- / {
+		a = strip(substr(prev, 5)); b = strip(substr($0, 5))
+		if (a != "") print a
+		if (b != "") print b
+	}
+	{ prev = $0 }' "$1" | sort -u
+}
+
+# failed_hunks PATCH OUTPUT: for each "Hunk #N FAILED" in patch(1)'s output,
+# the file, the hunk's @@ line in PATCH and where patch looked for it.
+failed_hunks()
+{
+	local file="" line n at
+
+	while IFS= read -r line; do
+		case $line in
+		"patching file "*|"checking file "*)
+			file=${line#* file }
+			file=${file#\'}
+			file=${file%\'}
+			;;
+		"Hunk #"*" FAILED"*)
+			n=${line#Hunk #}
+			n=${n%% *}
+			at=${line##* FAILED}
+			at=${at%.}
+			printf '  %s: hunk #%s %s FAILED%s\n' "$file" "$n" \
+				"$(awk -v f="$file" -v n="$n" '
+				/^\+\+\+ / { p = $2; sub(/\t.*/, "", p)
+					     sub(/^[^\/]*\//, "", p); c = 0 }
+				/^@@ / && p == f && ++c == n { print; exit }' "$2")" "$at"
+			;;
+		esac
+	done <<<"$1"
+}
+
+# Apply the patches to copies of the files they touch, in a scratch
+# directory: a patch that does not apply leaves the tree as it was.
+STAGE=$(mktemp -d "$tree/stage.XXXXXX")
+mapfile -t wanted < <(for p in ${patches[@]+"${patches[@]}"}; do patch_paths "$p"; done | sort -u)
+for f in ${wanted[@]+"${wanted[@]}"}; do
+	case $f in
+	/*|../*|*/../*) die "patch names a path outside the tree: $f" ;;
+	esac
+	if [ -f "$source_dir/$f" ]; then
+		mkdir -p "$STAGE/${f%/*}"
+		cp "$source_dir/$f" "$STAGE/$f"
+	fi
+done
+for p in ${patches[@]+"${patches[@]}"}; do
+	log "applying ${p##*/}"
+	if ! out=$(patch -p1 --batch --forward --fuzz=0 --no-backup-if-mismatch \
+			 -r - -d "$STAGE" -i "$(cd "$(dirname "$p")" && pwd)/${p##*/}" 2>&1); then
+		printf '%s\n' "$out" | sed 's/^/  | /' >&2
+		hunks=$(failed_hunks "$out" "$p")
+		[ -z "$hunks" ] || printf '%s\n' "$hunks" >&2
+		die "patch $p does not apply to linux-source $kver (applied in order: ${patches[*]##*/}); the build tree is unchanged"
+	fi
+done
+
+# The tree is about to change: no entry's kdir matches it until it is built.
+rm -f "$tree/key"
+
+# Bring src/ to the patched state: replace each file the patches touch now or
+# touched last time whose content differs, so make sees a newer file and
+# rebuilds only what depends on it.
+mapfile -t previous <"$tree/patched-files"
+changed=0
+while IFS= read -r f; do
+	[ -n "$f" ] || continue
+	if [ -f "$STAGE/$f" ]; then
+		want=$STAGE/$f
+	elif printf '%s\n' ${wanted[@]+"${wanted[@]}"} | grep -qxF -- "$f"; then
+		want=		# deleted (or renamed away) by a patch
+	elif [ -f "$source_dir/$f" ]; then
+		want=$source_dir/$f
+	else
+		want=		# created by an earlier patch only
+	fi
+	have=$tree/src/$f
+	if [ -z "$want" ]; then
+		[ ! -e "$have" ] || { rm -f "$have"; changed=$((changed + 1)); log "removed $f"; }
+	elif [ ! -f "$have" ] || ! cmp -s "$want" "$have"; then
+		mkdir -p "$(dirname "$have")"
+		cp "$want" "$have.ma-new"
+		mv -f "$have.ma-new" "$have"
+		changed=$((changed + 1))
+		log "updated $f"
+	fi
+done < <(printf '%s\n' ${wanted[@]+"${wanted[@]}"} ${previous[@]+"${previous[@]}"} | sort -u)
+printf '%s\n' ${wanted[@]+"${wanted[@]}"} >"$tree/patched-files"
+rm -rf "$STAGE"
+STAGE=
+log "$changed source file(s) changed since the last build of this tree"
+
+# ---- configuration --------------------------------------------------------
+
+export KBUILD_BUILD_USER=module_async KBUILD_BUILD_HOST=build-kernel
+# A fixed version string, "#1 <debversion> <variant> <key>" in uname -v, that
+# names the build and keeps a rebuild without changes from relinking.  (The
+# _VERSION_TIMESTAMP is Debian's; others take the fixed date instead.)
+export KBUILD_BUILD_VERSION=1
+export KBUILD_BUILD_VERSION_TIMESTAMP="$kver $variant $key"
+KBUILD_BUILD_TIMESTAMP=$(date -u -R -d "@$(stat -c %Y "$source_dir/Makefile")")
+export KBUILD_BUILD_TIMESTAMP
+
+src=$tree/src
+obj=$tree/obj
+mkdir -p "$obj" "$tree/kconfig"
+: >"$tree/make.log"
+
+run_make()
+{
+	if $verbose; then
+		make -C "$src" "$@" 2>&1 | tee -a "$tree/make.log" >&2
+	else
+		make -C "$src" "$@" >>"$tree/make.log" 2>&1
+	fi
+}
+
+fail_make()
+{
+	$verbose || tail -n 40 "$tree/make.log" | sed 's/^/  | /' >&2
+	die "$1 failed (full log: $tree/make.log)"
+}
+
+# Values asked for by both fragments must agree.
+conflicts=$(cat "$config" "$fragment" |
+	sed -n -e 's/^\(CONFIG_[A-Za-z0-9_]*\)=\(.*\)/\1 \2/p' \
+	       -e 's/^# \(CONFIG_[A-Za-z0-9_]*\) is not set$/\1 n/p' |
+	sort -u | awk '{ n[$1]++ } n[$1] == 2 { print $1 }')
+[ -z "$conflicts" ] || die "$config and $fragment disagree on: $conflicts"
+
+# The configuration is made in a scratch output directory, so obj/.config
+# changes (and make rebuilds) only when the result differs.  It depends on
+# the fragments and the Kconfig files: made again only when they change.
+kc=$tree/kconfig
+kc_inputs=$(
+	printf '%s\n' "$stamp" | grep -v '^patch '
+	for f in ${wanted[@]+"${wanted[@]}"}; do
+		case $f in
+		*Kconfig*|*configs/*|scripts/kconfig/*)
+			[ ! -f "$src/$f" ] || sha256sum "$src/$f" ;;
+		esac
+	done
+)
+if [ -f "$kc/.config" ] && [ -f "$kc/inputs" ] &&
+   [ "$(cat "$kc/inputs")" = "$kc_inputs" ]; then
+	log "configuration inputs unchanged"
+else
+	log "configuring: tinyconfig + ${config##*/} + ${fragment##*/}"
+	rm -f "$kc/inputs"
+	run_make O="$kc" tinyconfig || fail_make "make tinyconfig"
+	(cd "$kc" && "$src/scripts/kconfig/merge_config.sh" -m -O "$kc" "$kc/.config" "$config" "$fragment") \
+		>>"$tree/make.log" 2>&1 || fail_make "merge_config.sh"
+	run_make O="$kc" olddefconfig || fail_make "make olddefconfig"
+fi
+
+# Every value asked for must have survived olddefconfig.
+lost=
+for f in "$config" "$fragment"; do
+	while IFS= read -r line; do
+		case $line in
+		CONFIG_*=*)
+			sym=${line%%=*}
+			grep -qxF -- "$line" "$kc/.config" && continue
+			;;
+		"# CONFIG_"*" is not set")
+			sym=${line#\# }
+			sym=${sym%% *}
+			grep -q "^$sym=" "$kc/.config" || continue
+			;;
+		*) continue ;;
+		esac
+		got=$(grep -E "^($sym=|# $sym is not set)" "$kc/.config" || true)
+		lost+="  $line (from ${f##*/}): got ${got:-nothing (unmet dependencies?)}"$'\n'
+	done <"$f"
+done
+if [ -n "$lost" ]; then
+	printf '%s' "$lost" >&2
+	die "these config values did not survive make olddefconfig; add what they depend on (see 'make O=$kc menuconfig', '/' to search)"
+fi
+printf '%s\n' "$kc_inputs" >"$kc/inputs"
+if [ -f "$obj/.config" ] && cmp -s "$kc/.config" "$obj/.config"; then
+	log "configuration unchanged"
+else
+	cp "$kc/.config" "$obj/.config"
+fi
+
+# ---- build ----------------------------------------------------------------
+
+log "building bzImage and modules with $jobs jobs (log: $tree/make.log)"
+start=$SECONDS
+run_make O="$obj" -j"$jobs" bzImage modules || fail_make "make bzImage modules"
+log "built in $((SECONDS - start)) s"
+krel=$(cat "$obj/include/config/kernel.release")
+[ -n "$krel" ] || die "no kernel release in $obj/include/config/kernel.release"
+
+entry_tmp "$entry"
+trap cleanup EXIT
+tmp=$ENTRY_TMP
+run_make O="$obj" INSTALL_MOD_PATH="$tmp" modules_install ||
+	fail_make "make modules_install"
+[ -s "$tmp/lib/modules/$krel/modules.dep" ] || die "modules_install wrote no modules.dep"
+cp "$obj/arch/x86/boot/bzImage" "$tmp/vmlinuz"
+cp "$obj/.config" "$tmp/config"
+cp "$obj/System.map" "$tmp/System.map"
+printf '%s\n' "$krel" >"$tmp/krel"
+ln -s "$obj" "$tmp/kdir"
+
+printf '%s\n' "$key" >"$tree/key"
+entry_commit "$entry" "$stamp"
+log "kernel $krel ($kver, $variant) ready"
+printf '%s\n' "$entry"
