@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# /init of the module_async test VM (busybox sh; tools/mkinitramfs.sh puts it
-# in the initramfs, tools/vm-run.sh boots it).
+# /init of the module_async test VM (tools/mkinitramfs.sh puts it in the
+# initramfs, tools/vm-run.sh boots it).  /bin/sh there is dash, the other
+# tools are busybox's, but for the real kmod tools and util-linux dmesg.
 #
 # It runs /opt/module_async/module_async.sh with the arguments given on the
 # kernel command line after " -- ", and reports on two serial ports:

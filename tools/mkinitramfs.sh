@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build the initramfs of the module_async test VM: busybox, the real kmod
-# tools and util-linux dmesg with their shared libraries, the kernel's own
+# Build the initramfs of the module_async test VM: busybox, dash as /bin/sh,
+# the real kmod tools and util-linux dmesg with their shared libraries, the kernel's own
 # null_blk, kyber-iosched and bfq modules with their dependencies, the suite
 # in /opt/module_async/, its test modules in /lib/modules/<krel>/extra/, and
 # tools/guest-init.sh as /init.
@@ -62,7 +62,7 @@ done
 [ -n "$suite" ] || usage_error "--suite is required"
 [ -n "$out" ] || usage_error "--out is required"
 
-need_cmd busybox kmod dmesg ldd depmod cpio gzip find sort
+need_cmd busybox dash kmod dmesg ldd depmod cpio gzip find sort
 
 [ -f "$entry/krel" ] || die "$entry is not a kernel entry: no krel file"
 krel=$(cat "$entry/krel")
@@ -102,7 +102,7 @@ copy_with_libs()
 cp "$busybox" "$root/bin/busybox"
 while read -r applet; do
 	case ${applet##*/} in
-	busybox|kmod|dmesg) continue ;;
+	busybox|kmod|dmesg|sh) continue ;;
 	esac
 	for tool in "${KMOD_TOOLS[@]}"; do
 		[ "${applet##*/}" != "$tool" ] || continue 2
@@ -110,6 +110,12 @@ while read -r applet; do
 	mkdir -p "$root/$(dirname "$applet")"
 	ln -sf /bin/busybox "$root/$applet"
 done < <(busybox --list-full)
+# Debian's busybox-static prefers its own applets to the programs on PATH,
+# in its shell and in the applets that run commands (timeout, env, xargs):
+# its sh would run busybox modprobe, not kmod's.  /bin/sh is dash, which
+# runs what PATH finds.
+copy_with_libs "$(command -v dash)" /bin/dash
+ln -sfn dash "$root/bin/sh"
 copy_with_libs "$(command -v kmod)" /bin/kmod
 for tool in "${KMOD_TOOLS[@]}"; do
 	ln -s /bin/kmod "$root/sbin/$tool"

@@ -1,0 +1,376 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Host tests of the VM tooling: fetch-kernel.sh, fetch-source.sh,
+# mkinitramfs.sh, guest-init.sh and vm-run.sh.  They use the real cache for
+# the stock kernel (fetching it if needed) and a throw-away cache for the
+# tests that corrupt entries; the suite booted in the VM is a stand-in
+# written here, so these tests do not depend on the runner or the test
+# modules.  Everything module-related runs in the VM under TCG.
+#
+# Prints one line per check and "N passed, N failed"; exits 1 if any failed.
+# About 1.5 minutes on a warm cache.
+
+set -euo pipefail
+
+PROG=${0##*/}
+TOOLS=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tools/lib.sh
+. "$TOOLS/lib.sh"
+
+usage()
+{
+	cat <<EOF
+Usage: $PROG [--full] [--keep]
+
+Test the VM tooling in tools/ on this host (needs apt, QEMU, a compiler).
+
+  --full   also boot the bzImage (not its PVH entry): 15 s more
+  --keep   keep the temporary directory and say where it is
+  --help   show this help
+EOF
+}
+
+keep=0 full=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	--keep) keep=1; shift ;;
+	--full) full=1; shift ;;
+	-h|--help) usage; exit 0 ;;
+	*) usage_error "unknown option '$1'" ;;
+	esac
+done
+
+need_cmd make gcc cpio gzip qemu-system-x86_64
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/test-tools.XXXXXX")
+cleanup()
+{
+	if [ "$keep" = 1 ]; then
+		log "kept $tmp"
+	else
+		chmod -R u+w "$tmp" 2>/dev/null || true
+		rm -rf "$tmp"
+	fi
+}
+trap cleanup EXIT
+
+passed=0 failed=0
+section()
+{
+	log "$1 (${SECONDS} s)"
+}
+ok()
+{
+	passed=$((passed + 1))
+	printf 'ok %d - %s\n' $((passed + failed)) "$1"
+}
+not_ok()
+{
+	failed=$((failed + 1))
+	printf 'not ok %d - %s\n' $((passed + failed)) "$1"
+	shift
+	[ $# -eq 0 ] || printf '#   %s\n' "$@"
+}
+# check NAME CMD...: CMD succeeds.
+check()
+{
+	local name=$1
+
+	shift
+	if "$@" >"$tmp/check.out" 2>&1; then
+		ok "$name"
+	else
+		not_ok "$name" "failed: $*" "$(tail -n 5 "$tmp/check.out")"
+	fi
+}
+# check_rc NAME RC CMD...: CMD exits with RC (its output in $tmp/rc.out,
+# $tmp/rc.err).
+check_rc()
+{
+	local name=$1 want=$2 got=0
+
+	shift 2
+	"$@" >"$tmp/rc.out" 2>"$tmp/rc.err" || got=$?
+	if [ "$got" = "$want" ]; then
+		ok "$name"
+	else
+		not_ok "$name" "exit $got, want $want: $*" "$(tail -n 5 "$tmp/rc.err")"
+	fi
+}
+# An apt-get that records being called, to prove nothing is downloaded.
+mkdir -p "$tmp/stub"
+cat >"$tmp/stub/apt-get" <<EOF
+#!/bin/sh
+echo "\$*" >>"$tmp/apt-get.calls"
+exit 1
+EOF
+chmod +x "$tmp/stub/apt-get"
+no_download()
+{
+	PATH="$tmp/stub:$PATH" "$@"
+}
+
+# ---- usage ----------------------------------------------------------------
+section "usage"
+
+for tool in fetch-kernel fetch-source mkinitramfs vm-run test-tools; do
+	check_rc "$tool.sh --help exits 0" 0 "$TOOLS/$tool.sh" --help
+	grep -q '^Usage:' "$tmp/rc.out" || not_ok "$tool.sh --help prints usage on stdout"
+	check_rc "$tool.sh --bogus exits 2" 2 "$TOOLS/$tool.sh" --bogus
+	grep -q '^Usage:' "$tmp/rc.err" || not_ok "$tool.sh --bogus prints usage on stderr"
+done
+check_rc "vm-run.sh --accel bad exits 2" 2 "$TOOLS/vm-run.sh" --kernel x --initrd y --out z --accel bad
+check_rc "vm-run.sh --timeout 0 exits 2" 2 "$TOOLS/vm-run.sh" --kernel x --initrd y --out z --timeout 0
+check_rc "fetch-kernel.sh --kver without value exits 2" 2 "$TOOLS/fetch-kernel.sh" --kver
+check_rc "mkinitramfs.sh without --out exits 2" 2 "$TOOLS/mkinitramfs.sh" --kernel x --suite y
+
+# ---- fetch-kernel.sh ------------------------------------------------------
+section "fetch-kernel.sh"
+
+log "fetching the stock kernel (downloads on a cold cache)"
+entry=$("$TOOLS/fetch-kernel.sh" | tail -n 1)
+krel=$(cat "$entry/krel")
+kver=${entry##*/}
+moddir=$entry/lib/modules/$krel
+check_rc "fetch-kernel.sh again is a cache hit without apt-get" 0 \
+	no_download "$TOOLS/fetch-kernel.sh"
+[ "$(tail -n 1 "$tmp/rc.out")" = "$entry" ] || not_ok "cache hit prints the same entry"
+[ ! -e "$tmp/apt-get.calls" ] || not_ok "cache hit called apt-get" "$(cat "$tmp/apt-get.calls")"
+
+check "entry has vmlinuz, krel, kdir, modules.dep" \
+	test -f "$entry/vmlinuz" -a -f "$entry/kdir/Makefile" -a -s "$moddir/modules.dep" \
+		-a -f "$moddir/kernel/drivers/block/null_blk/null_blk.ko"
+check "entry's kdir Makefile does not include /usr/src" \
+	bash -c '! grep -q /usr/src "$1/kdir/Makefile"' _ "$entry"
+links_inside()
+{
+	local link target
+
+	while IFS= read -r link; do
+		target=$(readlink -f "$link") || { echo "$link dangles"; return 1; }
+		case $target in
+		"$1"/*) ;;
+		*) echo "$link -> $target"; return 1 ;;
+		esac
+	done < <(find "$1/kdir/" "$1/usr/src" "$1/lib/modules" -type l)
+}
+check "entry's kernel build links resolve inside the entry" links_inside "$(readlink -f "$entry")"
+
+mkdir -p "$tmp/hello"
+cat >"$tmp/hello/ma_standin.c" <<'EOF'
+// SPDX-License-Identifier: GPL-2.0
+/* Loaded by the stand-in suite of tools/test-tools.sh. */
+#include <linux/module.h>
+
+static int __init ma_standin_init(void)
+{
+	pr_info("ma_standin: loaded\n");
+	return 0;
+}
+module_init(ma_standin_init);
+
+static void __exit ma_standin_exit(void)
+{
+}
+module_exit(ma_standin_exit);
+
+MODULE_DESCRIPTION("module_async tools test module");
+MODULE_LICENSE("GPL");
+EOF
+echo 'obj-m := ma_standin.o' >"$tmp/hello/Makefile"
+check "a hello module builds against kdir" \
+	make -C "$entry/kdir" KBUILD_EXTMOD="$tmp/hello" modules
+check "the hello module's vermagic is $krel" \
+	bash -c 'modinfo -F vermagic "$1" | grep -q "^$2 "' _ "$tmp/hello/ma_standin.ko" "$krel"
+
+# Corrupted entries, in a throw-away cache seeded with the .debs (they are
+# checked against apt's index, so no download is needed).
+cache=$tmp/cache
+mkdir -p "$cache/debs" "$cache/stock/$kver/kdir" "$cache/stock/$kver.tmp.leftover"
+cp -l "$(dirname "$(dirname "$entry")")"/debs/*_"$kver"_*.deb "$cache/debs/" 2>/dev/null ||
+	cp "$(dirname "$(dirname "$entry")")"/debs/*_"$kver"_*.deb "$cache/debs/"
+echo junk >"$cache/stock/$kver/.complete"
+touch "$cache/stock/$kver/stale"
+check_rc "entry with a mismatched stamp is rebuilt from cached .debs" 0 \
+	env MODULE_ASYNC_CACHE="$cache" PATH="$tmp/stub:$PATH" "$TOOLS/fetch-kernel.sh"
+if [ -e "$cache/stock/$kver/stale" ] || [ -e "$cache/stock/$kver.tmp.leftover" ]; then
+	not_ok "rebuilt entry is clean: no stale files, no leftover temporary directory"
+fi
+cmp -s "$entry/.complete" "$cache/stock/$kver/.complete" ||
+	not_ok "rebuilt entry's stamp matches the real cache's"
+rm "$cache/stock/$kver/.complete"
+check "an entry without its stamp is not valid" \
+	bash -c '. "$1/lib.sh"; ! entry_valid "$2" "$(cat "$3")"' _ "$TOOLS" "$cache/stock/$kver" "$entry/.complete"
+check "an entry with its stamp is valid" \
+	bash -c '. "$1/lib.sh"; entry_valid "$2" "$(cat "$2/.complete")"' _ "$TOOLS" "$entry"
+[ ! -e "$tmp/apt-get.calls" ] || not_ok "rebuild from cached .debs called apt-get"
+check_rc "a version apt does not know fails with 1" 1 \
+	env MODULE_ASYNC_CACHE="$cache" "$TOOLS/fetch-kernel.sh" --kver 0.0.1-1
+grep -q '0.0.1-1' "$tmp/rc.err" || not_ok "unknown version error names it"
+mkdir -p "$tmp/noapt"
+ln -sf /usr/bin/* /usr/sbin/* "$tmp/noapt/"
+rm -f "$tmp/noapt/apt-get"
+check_rc "no apt-get fails with 1" 1 \
+	env MODULE_ASYNC_CACHE="$tmp/cold" PATH="$tmp/noapt" "$TOOLS/fetch-kernel.sh"
+grep -q "'apt-get' is not installed" "$tmp/rc.err" || not_ok "no apt-get error names it"
+
+# ---- fetch-source.sh ------------------------------------------------------
+section "fetch-source.sh"
+
+log "fetching the kernel source (downloads on a cold cache)"
+check_rc "fetch-source.sh prints the source tree" 0 "$TOOLS/fetch-source.sh"
+src=$(tail -n 1 "$tmp/rc.out")
+check "source tree has kselftest.h and kernel/async.c" \
+	test -f "$src/tools/testing/selftests/kselftest.h" -a -f "$src/kernel/async.c"
+
+# ---- mkinitramfs.sh -------------------------------------------------------
+section "mkinitramfs.sh"
+
+suite=$tmp/suite
+mkdir -p "$suite/modules"
+cp "$tmp/hello/ma_standin.ko" "$suite/modules/"
+echo "timeout=60" >"$suite/settings"
+cat >"$suite/module_async.sh" <<'EOF'
+#!/bin/sh
+# Stand-in for the suite: exercises what the real one needs from the VM.
+rc=0
+if [ "${1:-}" = --rc ]; then
+	rc=$2
+	shift 2
+fi
+n=0
+t()
+{
+	n=$((n + 1))
+	name=$1
+	shift
+	if "$@" >/dev/null 2>&1; then echo "ok $n $name"; else echo "not ok $n $name"; fi
+}
+echo "TAP version 13"
+echo "1..5"
+for a in "$@"; do echo "# arg: [$a]"; done
+t modprobe_null_blk modprobe null_blk nr_devices=1
+t configfs_loaded grep -q '^configfs ' /proc/modules
+t modprobe_extra modprobe ma_standin
+t request_module_kyber sh -c 'echo kyber >/sys/block/nullb0/queue/scheduler &&
+	grep -q "\[kyber\]" /sys/block/nullb0/queue/scheduler'
+t hung_task_timeout grep -qx 10 /proc/sys/kernel/hung_task_timeout_secs
+echo "# $(dmesg --version)"
+echo "# $(modprobe --version | head -n 1)"
+echo "stand-in stderr" >&2
+exit "$rc"
+EOF
+chmod +x "$suite/module_async.sh"
+
+check_rc "mkinitramfs.sh builds an initramfs" 0 \
+	"$TOOLS/mkinitramfs.sh" --kernel "$entry" --suite "$suite" --out "$tmp/initrd.gz"
+zcat "$tmp/initrd.gz" | (cd "$tmp" && mkdir -p root && cd root && cpio -id --quiet)
+root=$tmp/root
+missing=''
+for f in init bin/busybox bin/sh bin/kmod bin/dmesg lib64/ld-linux-x86-64.so.2 \
+	 opt/module_async/module_async.sh opt/module_async/settings \
+	 opt/module_async/modules/ma_standin.ko \
+	 "lib/modules/$krel/extra/ma_standin.ko" \
+	 "lib/modules/$krel/kernel/drivers/block/null_blk/null_blk.ko" \
+	 "lib/modules/$krel/kernel/fs/configfs/configfs.ko" \
+	 "lib/modules/$krel/kernel/block/kyber-iosched.ko" \
+	 "lib/modules/$krel/kernel/block/bfq.ko"; do
+	[ -e "$root/$f" ] || [ -L "$root/$f" ] || missing+=" $f"
+done
+if [ -z "$missing" ]; then
+	ok "initramfs has busybox, kmod, dmesg, the suite and the kernel's modules"
+else
+	not_ok "initramfs has busybox, kmod, dmesg, the suite and the kernel's modules" "missing:$missing"
+fi
+for tool in modprobe insmod rmmod lsmod depmod modinfo; do
+	[ "$(readlink "$root/sbin/$tool")" = /bin/kmod ] || not_ok "sbin/$tool is kmod"
+done
+[ ! -L "$root/bin/dmesg" ] || not_ok "bin/dmesg is util-linux's, not busybox's"
+[ "$(readlink "$root/bin/sh")" = dash ] || not_ok "bin/sh is dash"
+missing=''
+for bin in kmod dmesg dash; do
+	for lib in $(ldd "$(command -v $bin)" |
+		     awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
+		[ -e "$root$lib" ] || missing+=" $lib"
+	done
+done
+if [ -z "$missing" ]; then
+	ok "initramfs has the libraries of kmod, dmesg and dash"
+else
+	not_ok "initramfs has the libraries of kmod, dmesg and dash" "missing:$missing"
+fi
+dep=$root/lib/modules/$krel/modules.dep
+check "modules.dep: null_blk depends on configfs" \
+	grep -q '^kernel/drivers/block/null_blk/null_blk.ko:.*configfs.ko' "$dep"
+check "modules.dep lists the suite's modules in extra/" grep -q '^extra/ma_standin.ko:' "$dep"
+check_rc "mkinitramfs.sh again gives the same bytes" 0 \
+	"$TOOLS/mkinitramfs.sh" --kernel "$entry" --suite "$suite" --out "$tmp/initrd2.gz"
+cmp -s "$tmp/initrd.gz" "$tmp/initrd2.gz" || not_ok "initramfs is reproducible"
+
+mkdir -p "$tmp/fake/lib/modules/0.0-fake"
+echo 0.0-fake >"$tmp/fake/krel"
+: >"$tmp/fake/lib/modules/0.0-fake/modules.dep"
+check_rc "mkinitramfs.sh fails when the kernel lacks null_blk" 1 \
+	"$TOOLS/mkinitramfs.sh" --kernel "$tmp/fake" --suite "$suite" --out "$tmp/bad.gz"
+grep -q null_blk "$tmp/rc.err" || not_ok "missing module error names null_blk"
+mkdir -p "$tmp/nosuite"
+check_rc "mkinitramfs.sh fails without module_async.sh" 1 \
+	"$TOOLS/mkinitramfs.sh" --kernel "$entry" --suite "$tmp/nosuite" --out "$tmp/bad.gz"
+
+# ---- vm-run.sh ------------------------------------------------------------
+section "vm-run.sh"
+
+cat >"$tmp/expected.ktap" <<EOF
+TAP version 13
+1..5
+# arg: [--case]
+# arg: [two words]
+# arg: [x=1]
+ok 1 modprobe_null_blk
+ok 2 configfs_loaded
+ok 3 modprobe_extra
+ok 4 request_module_kyber
+ok 5 hung_task_timeout
+EOF
+start=$(date +%s%N)
+check_rc "vm-run.sh boots the stand-in suite: rc 0" 0 \
+	"$TOOLS/vm-run.sh" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out0" \
+		--accel tcg -- --case "two words" x=1
+boot_ms=$((($(date +%s%N) - start) / 1000000))
+grep -v -e '^# dmesg from' -e '^# kmod version' "$tmp/rc.out" | cmp -s - "$tmp/expected.ktap" ||
+	not_ok "vm-run.sh prints the suite's KTAP" "$(diff "$tmp/expected.ktap" "$tmp/rc.out" | head -n 10)"
+cmp -s "$tmp/rc.out" "$tmp/out0/results.ktap" || not_ok "results.ktap is what vm-run.sh printed"
+check "the guest's dmesg is util-linux's" grep -q '^# dmesg from util-linux' "$tmp/out0/results.ktap"
+check "the guest's sh runs kmod's modprobe" grep -q '^# kmod version' "$tmp/out0/results.ktap"
+check "console.log has the kernel log and the suite's stderr" \
+	grep -q 'stand-in stderr' "$tmp/out0/console.log"
+check "console.log shows null_blk loaded" grep -q 'null_blk: module loaded' "$tmp/out0/console.log"
+log "boot to end marker under TCG took $((boot_ms / 1000)).$(printf '%03d' $((boot_ms % 1000))) s"
+
+# A fresh cache: no KVM verdict and no unpacked kernel yet.
+check_rc "vm-run.sh passes on the suite's rc 1 (accel auto, fresh cache)" 1 \
+	env MODULE_ASYNC_CACHE="$tmp/cache" "$TOOLS/vm-run.sh" --kernel "$entry" \
+		--initrd "$tmp/initrd.gz" --out "$tmp/out1" -- --rc 1
+grep -E 'under (TCG|KVM)' "$tmp/rc.err" | head -n 2 | sed 's/^/# /'
+if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
+	check "accel auto remembered its KVM verdict" \
+		bash -c 'grep -qxE "kvm|tcg" "$1"/kvm-verdict/*' _ "$tmp/cache"
+fi
+if [ "$full" = 1 ]; then
+	check_rc "vm-run.sh passes on the suite's rc 4 (bzImage boot)" 4 \
+		"$TOOLS/vm-run.sh" --kernel "$entry/vmlinuz" --boot bzimage --accel tcg \
+			--initrd "$tmp/initrd.gz" --out "$tmp/out4" -- --rc 4
+fi
+check_rc "vm-run.sh watchdog: no end marker in 2 s exits 3" 3 \
+	"$TOOLS/vm-run.sh" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out-timeout" \
+		--accel tcg --timeout 2
+if pgrep -f "$tmp/out-timeout" >/dev/null; then
+	not_ok "no QEMU left behind after the watchdog"
+fi
+check_rc "vm-run.sh: a missing initramfs exits 3" 3 \
+	"$TOOLS/vm-run.sh" --kernel "$entry" --initrd "$tmp/none.gz" --out "$tmp/out-none"
+
+section "finished"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
