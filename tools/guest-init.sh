@@ -40,6 +40,11 @@ for tool in modprobe insmod rmmod lsmod depmod modinfo; do
 	[ -e /sbin/$tool ] || ln -s /bin/kmod /sbin/$tool
 done
 
+# Without a second serial port the results go to the console only.
+if ! (exec 3>"$RESULTS") 2>/dev/null; then
+	echo "guest-init: cannot open $RESULTS: results on the console only"
+	RESULTS=/dev/null
+fi
 # Raw: no CR added to the results, no echo of what the host never sends.
 stty -F "$RESULTS" raw -echo 2>/dev/null || true
 

@@ -23,7 +23,8 @@
 #
 # Exit status: the guest suite's (0 nothing failed, 1 a case failed, 4 all
 # skipped), 2 bad usage, 3 infrastructure failure (no boot, no end marker
-# within --timeout, QEMU failed).
+# within --timeout, QEMU failed).  On a timeout, what the suite printed so far
+# is still written to results.ktap and stdout.
 
 set -euo pipefail
 
@@ -32,7 +33,7 @@ PROG=${0##*/}
 . "$(dirname "$0")/lib.sh"
 
 KVM_BOOT_BOUND_S=5	# a working KVM guest prints "Linux version" in < 1 s
-POWEROFF_BOUND_S=15	# guest-init falls back to sysrq after 5 s + 5 s
+POWEROFF_BOUND_S=3	# the results are complete: do not wait for sysrq
 POLL_S=0.1
 
 usage()
@@ -100,6 +101,7 @@ fail()
 
 need_cmd qemu-system-x86_64
 if [ -d "$kernel" ]; then
+	kernel=${kernel%/}
 	image=$kernel/vmlinuz
 	elf=$kernel/vmlinux
 else
@@ -109,7 +111,7 @@ fi
 [ -f "$initrd" ] || fail "no initramfs at $initrd"
 
 # pvh_image BZIMAGE: the path of its unpacked PVH-bootable ELF kernel in the
-# cache (made once, atomically), or nothing.
+# cache, or nothing if it has none (either verdict is made once, atomically).
 pvh_image()
 {
 	local entry stamp
@@ -122,14 +124,14 @@ pvh_image()
 		entry_tmp "$entry"
 		if ! bzimage_vmlinux "$1" "$ENTRY_TMP/vmlinux" ||
 		   ! elf_has_pvh "$ENTRY_TMP/vmlinux"; then
-			entry_tmp_cleanup
-			exec 9>&-
-			return 0
+			rm -f "$ENTRY_TMP/vmlinux"
 		fi
 		entry_commit "$entry" "$stamp"
 	fi
 	exec 9>&-
-	printf '%s\n' "$entry/vmlinux"
+	if [ -f "$entry/vmlinux" ]; then
+		printf '%s\n' "$entry/vmlinux"
+	fi
 }
 
 if [ "$boot" != bzimage ] && [ -f "$elf" ] && elf_has_pvh "$elf"; then
@@ -249,6 +251,15 @@ remember_verdict()
 
 # ---- the run --------------------------------------------------------------
 
+# extract_results: the lines between the markers into results.ktap.
+extract_results()
+{
+	tr -d '\r' <"$serial1" | awk '
+		/MODULE_ASYNC_END rc=/ { exit }
+		on { print }
+		/MODULE_ASYNC_BEGIN/ { on = 1 }' >"$results"
+}
+
 show_what_arrived()
 {
 	{
@@ -298,6 +309,8 @@ while :; do
 		log "timeout: no end marker after ${timeout} s; stopping QEMU"
 		stop_qemu
 		show_what_arrived
+		extract_results
+		cat "$results"
 		exit 3
 	fi
 	sleep "$POLL_S"
@@ -307,6 +320,7 @@ if [ "$ended" = 0 ]; then
 	log "QEMU exited without the end marker (see $out/qemu.log)"
 	cat "$out/qemu.log" >&2
 	show_what_arrived
+	extract_results
 	exit 3
 fi
 
@@ -322,10 +336,7 @@ if [ -n "$qemu_pid" ]; then
 fi
 elapsed_ms=$(($(now_ms) - started_ms))
 
-tr -d '\r' <"$serial1" | awk '
-	/MODULE_ASYNC_END rc=/ { exit }
-	on { print }
-	/MODULE_ASYNC_BEGIN/ { on = 1 }' >"$results"
+extract_results
 rc=$(tr -d '\r' <"$serial1" | sed -n 's/.*MODULE_ASYNC_END rc=\([0-9]*\).*/\1/p' | head -n 1)
 cat "$results"
 log "guest finished in $((elapsed_ms / 1000)).$(printf '%03d' $((elapsed_ms % 1000))) s under ${accel^^}: rc=$rc; $results, $console"
