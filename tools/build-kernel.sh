@@ -279,7 +279,10 @@ for p in ${patches[@]+"${patches[@]}"}; do
 done
 
 # The tree is about to change: no entry's kdir matches it until it is built.
-rm -f "$tree/key"
+tree_changes()
+{
+	rm -f "$tree/key"
+}
 
 # Bring src/ to the patched state: replace each file the patches touch now or
 # touched last time whose content differs, so make sees a newer file and
@@ -299,8 +302,14 @@ while IFS= read -r f; do
 	fi
 	have=$tree/src/$f
 	if [ -z "$want" ]; then
-		[ ! -e "$have" ] || { rm -f "$have"; changed=$((changed + 1)); log "removed $f"; }
+		if [ -e "$have" ]; then
+			tree_changes
+			rm -f "$have"
+			changed=$((changed + 1))
+			log "removed $f"
+		fi
 	elif [ ! -f "$have" ] || ! cmp -s "$want" "$have"; then
+		tree_changes
 		mkdir -p "$(dirname "$have")"
 		cp "$want" "$have.ma-new"
 		mv -f "$have.ma-new" "$have"
@@ -376,6 +385,23 @@ else
 	run_make O="$kc" olddefconfig || fail_make "make olddefconfig"
 fi
 
+# kconfig_where SYMBOL: where SYMBOL is defined (for x86) and what it
+# depends on.
+kconfig_where()
+{
+	# shellcheck disable=SC2016 # awk's own $1, $2
+	find "$src" \( -path "$src/arch/*" ! -path "$src/arch/x86*" -prune \) -o \
+		-name 'Kconfig*' -type f -print0 |
+		xargs -0 awk -v sym="$1" -v src="$src/" '
+		FNR == 1 { inside = 0 }
+		$1 ~ /^(menu)?config$/ { inside = ($2 == sym) }
+		inside && $1 ~ /^(menu)?config$/ {
+			f = FILENAME; sub(src, "", f)
+			printf "      %s:%d\n", f, FNR
+		}
+		inside && $1 == "depends" { sub(/^[ \t]*/, ""); print "      " $0 }'
+}
+
 # Every value asked for must have survived olddefconfig.
 lost=
 for f in "$config" "$fragment"; do
@@ -393,17 +419,19 @@ for f in "$config" "$fragment"; do
 		*) continue ;;
 		esac
 		got=$(grep -E "^($sym=|# $sym is not set)" "$kc/.config" || true)
-		lost+="  $line (from ${f##*/}): got ${got:-nothing (unmet dependencies?)}"$'\n'
+		lost+="  $line (from ${f##*/}): got ${got:-nothing}"$'\n'
+		lost+=$(kconfig_where "${sym#CONFIG_}")$'\n'
 	done <"$f"
 done
 if [ -n "$lost" ]; then
 	printf '%s' "$lost" >&2
-	die "these config values did not survive make olddefconfig; add what they depend on (see 'make O=$kc menuconfig', '/' to search)"
+	die "these config values did not survive make olddefconfig; add what they depend on (to search: make -C $src O=$kc menuconfig, then /)"
 fi
 printf '%s\n' "$kc_inputs" >"$kc/inputs"
 if [ -f "$obj/.config" ] && cmp -s "$kc/.config" "$obj/.config"; then
 	log "configuration unchanged"
 else
+	tree_changes
 	cp "$kc/.config" "$obj/.config"
 fi
 
