@@ -143,6 +143,7 @@ check_rc "fetch-kernel.sh again is a cache hit without apt-get" 0 \
 check "entry has vmlinuz, krel, kdir, modules.dep" \
 	test -f "$entry/vmlinuz" -a -f "$entry/kdir/Makefile" -a -s "$moddir/modules.dep" \
 		-a -f "$moddir/kernel/drivers/block/null_blk/null_blk.ko"
+# shellcheck disable=SC2016 # bash -c gets its values as $1...
 check "entry's kdir Makefile does not include /usr/src" \
 	bash -c '! grep -q /usr/src "$1/kdir/Makefile"' _ "$entry"
 links_inside()
@@ -183,6 +184,7 @@ EOF
 echo 'obj-m := ma_standin.o' >"$tmp/hello/Makefile"
 check "a hello module builds against kdir" \
 	make -C "$entry/kdir" KBUILD_EXTMOD="$tmp/hello" modules
+# shellcheck disable=SC2016 # bash -c gets its values as $1...
 check "the hello module's vermagic is $krel" \
 	bash -c 'modinfo -F vermagic "$1" | grep -q "^$2 "' _ "$tmp/hello/ma_standin.ko" "$krel"
 
@@ -202,8 +204,10 @@ fi
 cmp -s "$entry/.complete" "$cache/stock/$kver/.complete" ||
 	not_ok "rebuilt entry's stamp matches the real cache's"
 rm "$cache/stock/$kver/.complete"
+# shellcheck disable=SC2016 # bash -c gets its values as $1...
 check "an entry without its stamp is not valid" \
 	bash -c '. "$1/lib.sh"; ! entry_valid "$2" "$(cat "$3")"' _ "$TOOLS" "$cache/stock/$kver" "$entry/.complete"
+# shellcheck disable=SC2016 # bash -c gets its values as $1...
 check "an entry with its stamp is valid" \
 	bash -c '. "$1/lib.sh"; entry_valid "$2" "$(cat "$2/.complete")"' _ "$TOOLS" "$entry"
 [ ! -e "$tmp/apt-get.calls" ] || not_ok "rebuild from cached .debs called apt-get"
@@ -364,6 +368,7 @@ check_rc "vm-run.sh passes on the suite's rc 1 (accel auto, fresh cache)" 1 \
 		--initrd "$tmp/initrd.gz" --out "$tmp/out1" -- --rc 1
 grep -E 'under (TCG|KVM)' "$tmp/rc.err" | head -n 2 | sed 's/^/# /'
 if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
+	# shellcheck disable=SC2016 # bash -c gets its values as $1...
 	check "accel auto remembered its KVM verdict" \
 		bash -c 'grep -qxE "kvm|tcg" "$1"/kvm-verdict/*' _ "$tmp/cache"
 fi
