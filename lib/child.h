@@ -10,6 +10,10 @@
  * that overruns the bound is left running, not waited for: the caller can
  * look at it (child_describe()), wait again later (after opening a gate, for
  * instance) or give up on it (child_abandon()).
+ *
+ * A child's stdin and stdout are /dev/null (a child stuck in the kernel must
+ * not hold the runner's KTAP stream open), its stderr is the runner's, and
+ * it is killed when the runner dies (PR_SET_PDEATHSIG), if it can be.
  */
 #ifndef MA_CHILD_H
 #define MA_CHILD_H

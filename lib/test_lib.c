@@ -221,6 +221,67 @@ TEST(child_does_not_print_what_the_parent_buffered)
 	EXPECT_STREQ("once\n", buf);
 }
 
+TEST(child_does_not_hold_stdout)
+{
+	char path[64], target[PATH_MAX] = "";
+	long long deadline;
+	struct child c;
+	ssize_t n;
+
+	ASSERT_EQ(0, child_start(&c, child_hangs, NULL));
+	snprintf(path, sizeof(path), "/proc/%d/fd/1", c.pid);
+	/* The child redirects it after the fork: give it a moment. */
+	deadline = now_us() + 5000 * 1000LL;
+	do {
+		n = readlink(path, target, sizeof(target) - 1);
+		target[n > 0 ? n : 0] = '\0';
+		if (!strcmp(target, "/dev/null"))
+			break;
+		sleep_ms(1);
+	} while (now_us() < deadline);
+	EXPECT_STREQ("/dev/null", target);
+	EXPECT_EQ(0, child_abandon(&c, 5000));
+}
+
+TEST(child_dies_with_its_parent)
+{
+	long long deadline;
+	int fds[2], status;
+	struct child c;
+	pid_t parent, orphan = 0;
+	char state;
+
+	ASSERT_EQ(0, pipe(fds));
+	parent = fork();
+	ASSERT_GE(parent, 0);
+	if (!parent) {
+		if (child_start(&c, child_hangs, NULL))
+			_exit(1);
+		/* Past its set-up, in pause(), before its parent goes. */
+		deadline = now_us() + 5000 * 1000LL;
+		while (task_state(c.pid) != 'S' && now_us() < deadline)
+			sleep_ms(1);
+		if (write(fds[1], &c.pid, sizeof(c.pid)) != sizeof(c.pid))
+			_exit(1);
+		_exit(0);	/* without waiting for it */
+	}
+	close(fds[1]);
+	ASSERT_EQ(sizeof(orphan), read(fds[0], &orphan, sizeof(orphan)));
+	close(fds[0]);
+	ASSERT_EQ(parent, waitpid(parent, &status, 0));
+
+	deadline = now_us() + 5000 * 1000LL;
+	do {
+		state = task_state(orphan);
+		if (!state || state == 'Z')
+			break;
+		sleep_ms(1);
+	} while (now_us() < deadline);
+	EXPECT_TRUE(!state || state == 'Z');
+	if (state && state != 'Z')
+		kill(orphan, SIGKILL);
+}
+
 /* ---- knobs -------------------------------------------------------------- */
 
 FIXTURE(knobs) {
