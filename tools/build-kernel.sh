@@ -288,6 +288,9 @@ tree_changes()
 # touched last time whose content differs, so make sees a newer file and
 # rebuilds only what depends on it.
 mapfile -t previous <"$tree/patched-files"
+# If this is interrupted, the next run must still visit every file.
+printf '%s\n' ${wanted[@]+"${wanted[@]}"} ${previous[@]+"${previous[@]}"} |
+	sort -u >"$tree/patched-files"
 changed=0
 while IFS= read -r f; do
 	[ -n "$f" ] || continue
