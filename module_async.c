@@ -141,9 +141,11 @@ struct ma_case {
 	const char *target;	/* what the case requests, if anything */
 };
 
-/* Restored by the signal handler if the run is interrupted. */
+/*
+ * module.async_probe as found, while a case has changed it ("" otherwise):
+ * the signal handler restores it if the run is interrupted.
+ */
 static char saved_async_probe[16];
-static volatile sig_atomic_t async_probe_changed;
 
 static double ms(long long us)
 {
@@ -159,7 +161,7 @@ static void verdict_set(struct verdict *v, enum verdict_kind kind,
 	vsnprintf(v->reason, sizeof(v->reason), fmt, ap);
 }
 
-static void __attribute__((format(printf, 2, 3)))
+static void __printf(2, 3)
 fail(struct case_ctx *ctx, const char *fmt, ...)
 {
 	va_list ap;
@@ -169,7 +171,7 @@ fail(struct case_ctx *ctx, const char *fmt, ...)
 	va_end(ap);
 }
 
-static void __attribute__((format(printf, 2, 3)))
+static void __printf(2, 3)
 fail_timeout(struct case_ctx *ctx, const char *fmt, ...)
 {
 	va_list ap;
@@ -179,7 +181,7 @@ fail_timeout(struct case_ctx *ctx, const char *fmt, ...)
 	va_end(ap);
 }
 
-static void __attribute__((format(printf, 2, 3)))
+static void __printf(2, 3)
 skip(struct case_ctx *ctx, const char *fmt, ...)
 {
 	va_list ap;
@@ -343,8 +345,9 @@ static int suite_baseline(struct suite *s)
 	s->hold_ms = HOLD_FACTOR * (slowest + 999) / 1000;
 	if (s->hold_ms < HOLD_FLOOR_MS)
 		s->hold_ms = HOLD_FLOOR_MS;
-	diag("baseline: a plain load takes %.1f ms (slowest of %d); a load still running after %d ms is held",
-	     ms(slowest), BASELINE_LOADS, s->hold_ms);
+	diag("baseline: a plain load takes %.1f ms (slowest of %d)",
+	     ms(slowest), BASELINE_LOADS);
+	diag("a load still running after %d ms is held", s->hold_ms);
 	return 0;
 }
 
@@ -467,7 +470,7 @@ static void suite_probe_policy(struct suite *s)
 
 /* ---- prerequisites ----------------------------------------------------- */
 
-static bool panic_on_warn(void)
+static bool warnings_panic(void)
 {
 	char value[16];
 
@@ -478,7 +481,7 @@ static bool panic_on_warn(void)
 /* The case's job calls request_module() from async: the kernel WARNs. */
 static bool skip_if_warn_panics(struct case_ctx *ctx)
 {
-	if (!panic_on_warn())
+	if (!warnings_panic())
 		return false;
 	skip(ctx, "kernel.panic_on_warn is set: the kernel's warning would panic it");
 	return true;
@@ -526,18 +529,19 @@ static bool skip_if_unsafe(struct case_ctx *ctx)
 	if (ctx->c->safety == SAFE || s->allow_deadlock)
 		return false;
 	suite_probe_policy(s);
+	if (s->policy == POLICY_SKIP_IF_UNUSED && ctx->c->safety != UNSAFE)
+		return false;
+
 	if (s->policy == POLICY_ALWAYS_SYNC)
 		skip(ctx, "would deadlock: this kernel syncs all async work on module init");
 	else if (ctx->c->safety == UNSAFE)
-		skip(ctx, "would deadlock: the nested module's init uses async, so its load waits for the job that loads it");
-	else if (s->policy == POLICY_SKIP_IF_UNUSED)
-		return false;
+		skip(ctx, "would deadlock: the nested module's load waits for the job loading it");
 	else
-		skip(ctx, "would deadlock unless this kernel skips the sync, and the policy probe could not tell");
+		skip(ctx, "would deadlock unless the kernel skips the sync: policy unknown");
 	return true;
 }
 
-static void __attribute__((format(printf, 2, 3)))
+static void __printf(2, 3)
 suite_skip_all(struct suite *s, const char *fmt, ...)
 {
 	va_list ap;
@@ -574,7 +578,7 @@ static void suite_check_prerequisites(struct suite *s)
 	}
 	if (!knob_read("module", "sig_enforce", value, sizeof(value)) &&
 	    !strcmp(value, "Y")) {
-		suite_skip_all(s, "module signatures are enforced and the test modules are not signed");
+		suite_skip_all(s, "module signatures enforced: the test modules are unsigned");
 		return;
 	}
 	if (!sysfs_read("/sys/kernel/security/lockdown", path, sizeof(path)) &&
@@ -585,7 +589,7 @@ static void suite_check_prerequisites(struct suite *s)
 	for (i = 0; i < NR_TEST_MODULES; i++) {
 		if (knob_exists(test_modules[i], NULL)) {
 			suite_skip_all(s, "%s is already loaded (left over from an earlier run?)",
-				 test_modules[i]);
+				       test_modules[i]);
 			return;
 		}
 	}
@@ -680,9 +684,10 @@ static void held_init_completes(struct case_ctx *ctx, const char *module)
 	}
 	ret = module_load_result(&load);
 	knob_read_long(module, "timed_out", &timed_out);
-	diag("load held %.1f ms while its job was held, returned %.1f ms after the gate opened; done=%ld at return, timed_out=%ld",
+	diag("load held %.1f ms with its job, back %.1f ms after the gate opened",
 	     ms(opened_at - started_at),
-	     ms(load.child.report.end_us - opened_at),
+	     ms(load.child.report.end_us - opened_at));
+	diag("at its return: done=%ld, timed_out=%ld",
 	     load.child.report.has_value ? load.child.report.value : -1L,
 	     timed_out);
 	if (ret)
@@ -715,14 +720,14 @@ static void plain_load_skips(struct case_ctx *ctx, const char *params)
 		return;
 	}
 	if (h.stuck) {
-		fail_timeout(ctx, "the load did not return within %d ms of the unrelated job's gate opening",
+		fail_timeout(ctx, "the load did not return within %d ms of the gate opening",
 			     ctx->suite->timeout_ms);
 		ctx->suite->wedged_by = ctx->c->name;
 	} else if (h.result) {
 		fail(ctx, "loading ma_plain failed: %s", strerror(-h.result));
 	} else if (h.held) {
-		fail(ctx, "the load waited for an unrelated async job (held %d ms, returned %.1f ms after its gate opened)",
-		     ctx->suite->hold_ms, ms(h.after_open_us));
+		fail(ctx, "the load waited for an unrelated async job (%.1f ms after its gate)",
+		     ms(h.after_open_us));
 	}
 }
 
@@ -779,7 +784,7 @@ static bool request_from_async(struct case_ctx *ctx, const char *target,
 		modules_dump_loading();
 		diag("tasks in uninterruptible sleep:");
 		tasks_dump_blocked();
-		fail_timeout(ctx, "request_module(\"%s\") from an async job did not return within %d ms",
+		fail_timeout(ctx, "request_module(\"%s\") from async did not return within %d ms",
 			     target, s->timeout_ms);
 		s->wedged_by = ctx->c->name;
 		return false;
@@ -824,15 +829,14 @@ static const char * const async_probe_targets[] = {
 
 static void case_request_module_from_async_async_probe(struct case_ctx *ctx)
 {
+	char saved[sizeof(saved_async_probe)], value[16], reason[128];
 	const char *target = NULL;
-	char value[16], reason[128];
 	size_t i;
 	int ret;
 
 	if (skip_if_warn_panics(ctx))
 		return;
-	if (knob_read("module", "async_probe", saved_async_probe,
-		      sizeof(saved_async_probe))) {
+	if (knob_read("module", "async_probe", saved, sizeof(saved))) {
 		skip(ctx, "no module.async_probe knob in this kernel");
 		return;
 	}
@@ -842,30 +846,33 @@ static void case_request_module_from_async_async_probe(struct case_ctx *ctx)
 			target = async_probe_targets[i];
 	}
 	if (!target) {
-		skip(ctx, "none of kyber-iosched, bfq, null_blk can be loaded here (%s)",
+		skip(ctx, "none of kyber-iosched, bfq, null_blk can be loaded (%s)",
 		     reason);
 		return;
 	}
 
-	async_probe_changed = 1;
+	strcpy(saved_async_probe, saved);
 	ret = knob_write("module", "async_probe", "1");
 	if (ret) {
-		async_probe_changed = 0;
+		saved_async_probe[0] = '\0';
 		fail(ctx, "cannot set module.async_probe: %s", strerror(-ret));
 		return;
 	}
-	diag("module.async_probe: %s, set to 1 for this case", saved_async_probe);
+	diag("module.async_probe was %s, is 1 for this case", saved);
 
 	request_and_check_live(ctx, target);
 
-	ret = knob_write("module", "async_probe", saved_async_probe);
+	ret = knob_write("module", "async_probe", saved);
+	if (ret) {
+		diag("cannot restore module.async_probe to %s: %s", saved,
+		     strerror(-ret));
+		if (!failed(ctx))
+			fail(ctx, "module.async_probe not restored");
+		return;
+	}
+	saved_async_probe[0] = '\0';
 	knob_read("module", "async_probe", value, sizeof(value));
 	diag("module.async_probe restored: %s", value);
-	if (ret && !failed(ctx))
-		fail(ctx, "cannot restore module.async_probe to %s: %s",
-		     saved_async_probe, strerror(-ret));
-	else if (!ret)
-		async_probe_changed = 0;
 }
 
 /* ---- case: I/O scheduler switch from async work ------------------------ */
@@ -1057,7 +1064,7 @@ static void case_warn_on_sync_request_from_async(struct case_ctx *ctx)
 		diag("no new warning: WARN_ON_ONCE already fired earlier in this boot:");
 		kmsg_report(&earlier, "kernel: ");
 	} else if (!earlier_ok || earlier.nr_lost) {
-		skip(ctx, "no warning, and the kernel log lost records: an earlier once-per-boot warning may be gone");
+		skip(ctx, "no warning, and the log lost records: an earlier one may be gone");
 	} else {
 		fail(ctx, "no WARNING from __request_module() in the kernel log");
 	}
@@ -1196,7 +1203,7 @@ static void on_signal(int sig)
 			continue;
 		sysfs_write(path, "1");
 	}
-	if (async_probe_changed)
+	if (saved_async_probe[0])
 		knob_write("module", "async_probe", saved_async_probe);
 	signal(sig, SIG_DFL);
 	raise(sig);

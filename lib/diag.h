@@ -10,13 +10,17 @@
 #ifndef MA_DIAG_H
 #define MA_DIAG_H
 
+#ifndef __printf
+#define __printf(a, b)	__attribute__((format(printf, a, b)))
+#endif
+
 typedef void (*diag_hook)(const char *line);
 
 /* Route diagnostic lines to @hook (NULL: stderr, the default). */
 void diag_set_hook(diag_hook hook);
 
 /* Emit one diagnostic line (no trailing newline needed). */
-void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void diag(const char *fmt, ...) __printf(1, 2);
 
 /* CLOCK_MONOTONIC in microseconds. */
 long long now_us(void);

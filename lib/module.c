@@ -250,7 +250,7 @@ int modlist_read_file(struct modlist *list, const char *file)
 	if (!f)
 		return -errno;
 	while (list->nr < MODLIST_MAX && fgets(line, sizeof(line), f)) {
-		line[strcspn(line, " \n")] = '\0';
+		line[strcspn(line, "\t\n ")] = '\0';
 		if (!line[0] || strlen(line) >= MA_MODULE_NAME_LEN)
 			continue;
 		strcpy(list->name[list->nr++], line);
