@@ -9,8 +9,9 @@
 #   lib      host tests of lib/ and of the runner's KTAP output
 #   compare  the verdict comparator against documents it must accept/reject
 #   tools    host tests of the VM tooling (fetch, initramfs, boot)
-#   vm-stock the suite in a VM on Debian's stock kernel, verdicts compared
-#            with tools/expected/stock
+#   matrix   the suite in a VM on every known kernel (Debian's stock one,
+#            and linux-source-6.1 built vanilla and patched), each verdict
+#            compared with tools/expected/<kernel>
 # Each stage reports "N passed, N failed[, N skipped]" (or a kselftest
 # "# Totals:" line); the last line sums them up.
 
@@ -27,11 +28,11 @@ usage()
 usage: $prog [--stage NAME]... [--help]
 
 Runs the project's own tests and ends with "N passed, N failed, N skipped".
-Stages: shell build lib compare tools vm-stock (default: all, in this order).
+Stages: shell build lib compare tools matrix (default: all, in this order).
 EOF
 }
 
-all_stages="shell build lib compare tools vm-stock"
+all_stages="shell build lib compare tools matrix"
 stages=
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -141,13 +142,9 @@ stage_tools()
 	"$top/tools/test-tools.sh"
 }
 
-stage_vm_stock()
+stage_matrix()
 {
-	local out=$top/build/check/vm-stock
-
-	"$top/tools/vm.sh" --kernel stock --out "$out"
-	"$top/tools/compare-verdicts.sh" --status $? "$out/results.ktap" \
-		"$top/tools/expected/stock"
+	"$top/tools/matrix.sh" --out "$top/build/check/matrix"
 }
 
 mkdir -p "$logdir"

@@ -113,10 +113,19 @@ printf '%-42s' "exit status"
 for k in "${kernels[@]}"; do printf ' %-24s' "$(cat "$out/$k/status" 2>/dev/null)"; done
 printf '\n'
 
+# Every check of every kernel's document, counted once.
+passed=0
+failed=0
 for k in "${kernels[@]}"; do
 	if grep -q '^FAIL' "$out/$k/compare.log"; then
 		echo "# $k: unexpected:"
 		grep '^FAIL' "$out/$k/compare.log" | sed 's/^/#   /'
 	fi
+	passed=$((passed + $(grep -c '^PASS' "$out/$k/compare.log")))
+	failed=$((failed + $(grep -c '^FAIL' "$out/$k/compare.log")))
 done
+if [ $bad -ne 0 ] && [ $failed -eq 0 ]; then
+	failed=1
+fi
+echo "matrix: $passed passed, $failed failed"
 exit $bad
