@@ -109,7 +109,9 @@ for arg in "$@"; do
 	-h | --help | -l | --list) exec "$runner" "$@" ;;
 	esac
 done
-"$runner" --list "$@" > /dev/null || exit $?
+# Validate the options first: --list last, so that every option before it
+# is parsed (a bad one is a usage error, exit 2) before --list exits.
+"$runner" "$@" --list > /dev/null || exit $?
 
 # The runner's own --modules-dir, if given, is the one to check.
 prev=

@@ -1,0 +1,109 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# test-driver.sh - host tests of module_async.sh, the shell driver: usage
+# errors exit 2 before any prerequisite is looked at, --help and --list work
+# anywhere, and a missing prerequisite is a whole-suite SKIP (exit 4) with
+# its reason as a well-formed KTAP document. Nothing here loads a module:
+# every run that gets past the option check points --modules-dir at an
+# empty directory.
+#
+# usage: test-driver.sh RUNNER    (the built module_async binary)
+
+set -uo pipefail
+
+readonly prog=${0##*/}
+top=$(cd "$(dirname "$0")/.." && pwd)
+readonly top
+
+case "${1:-}" in
+-h | --help) echo "usage: $prog RUNNER"; exit 0 ;;
+'') echo "usage: $prog RUNNER" >&2; exit 2 ;;
+esac
+[ -x "$1" ] || { echo "$prog: no runner at $1" >&2; exit 2; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# The driver runs the runner beside it, as in an install.
+cp "$top/module_async.sh" "$1" "$tmp/"
+mkdir "$tmp/empty"
+driver=$tmp/module_async.sh
+
+passed=0
+failed=0
+check()
+{
+	if "${@:2}"; then
+		echo "PASS $1"
+		passed=$((passed + 1))
+	else
+		echo "FAIL $1"
+		sed 's/^/    /' "$tmp/out" "$tmp/err"
+		failed=$((failed + 1))
+	fi
+}
+
+run()
+{
+	"$driver" "$@" > "$tmp/out" 2> "$tmp/err" < /dev/null
+	status=$?
+}
+
+# A whole-suite SKIP: a version line, "1..0 # SKIP <reason>", exit 4.
+is_skip_document()
+{
+	[ "$status" -eq 4 ] &&
+		[ "$(sed -n 1p "$tmp/out")" = "TAP version 13" ] &&
+		grep -qE '^1\.\.0 # SKIP [a-z].{10,}' "$tmp/out" &&
+		[ "$(grep -c . "$tmp/out")" -eq 2 ]
+}
+
+usage_on_stderr_only()
+{
+	grep -q "^Usage:" "$tmp/err" && ! [ -s "$tmp/out" ]
+}
+
+help_on_stdout()
+{
+	[ "$status" -eq 0 ] && grep -q "^Usage:" "$tmp/out"
+}
+
+eleven_distinct_cases()
+{
+	[ "$status" -eq 0 ] &&
+		[ "$(awk '{ print $1 }' "$tmp/out" | sort -u | grep -c .)" -eq 11 ]
+}
+
+skip_names_runner()
+{
+	is_skip_document && grep -q "runner not built" "$tmp/out"
+}
+
+run --bogus-option
+check "unknown option: exit 2" test "$status" -eq 2
+check "unknown option: usage on stderr, nothing on stdout" usage_on_stderr_only
+
+run --timeout-ms soon
+check "bad --timeout-ms value: exit 2" test "$status" -eq 2
+
+run --case no_such_case
+check "unknown case name: exit 2" test "$status" -eq 2
+
+run --help
+check "--help: exit 0 with usage" help_on_stdout
+
+run --list
+check "--list: the eleven cases, each once" eleven_distinct_cases
+
+run --modules-dir "$tmp/empty"
+check "missing prerequisite: whole-suite SKIP with a reason" is_skip_document
+
+run --modules-dir "$tmp/empty" --case async_init_completes --timeout-ms 500
+check "valid options, missing prerequisite: still a SKIP" is_skip_document
+
+rm "$tmp/module_async"
+run --modules-dir "$tmp/empty"
+check "runner not built: SKIP naming it" skip_names_runner
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
