@@ -12,16 +12,28 @@
 #          KTAP), then "MODULE_ASYNC_END rc=<exit status>"
 # The host takes the results only from ttyS1 and waits for the end marker,
 # so nothing is lost if the console drops its last lines when the guest
-# goes down.  Then it powers off; after a genuine deadlock a clean power off
-# can hang (it waits for the stuck usermode helper), so it falls back to
-# sysrq power off, then to sysrq reboot (QEMU runs with -no-reboot).
+# goes down.
+#
+# Nothing here may wait for ever on a wedged kernel.  After a genuine
+# deadlock a task stuck in the kernel for good may still hold the suite's
+# stdout (so the copy of its output would never see the end of it): the
+# end marker follows the suite's exit within COPY_BOUND_TICKS.  A clean
+# power off then hangs too (kernel_power_off() waits for the stuck usermode
+# helper, and so does sysrq "o"): when the suite reported a wedged kernel
+# ("kernel wedged by"), the guest goes down by sysrq "b" (an immediate
+# reset, which QEMU's -no-reboot turns into an exit); otherwise by
+# poweroff -f, falling back to sysrq "o", then "b".  The host kills QEMU
+# anyway once the end marker has arrived.
 
 PATH=/sbin:/bin:/usr/sbin:/usr/bin
 export PATH
 
 SUITE=/opt/module_async/module_async.sh
 RESULTS=/dev/ttyS1
-RC_FILE=/run/module_async.rc
+OUTPUT=/run/module_async.out		# FIFO: the suite's stdout
+COPIED=/run/module_async.copied		# the copy of its output is complete
+WEDGED=/run/module_async.wedged		# the suite reported a wedged kernel
+COPY_BOUND_TICKS=10			# 0.1 s each
 
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
@@ -54,15 +66,41 @@ exec 3>"$RESULTS"
 echo "MODULE_ASYNC_BEGIN"
 echo "MODULE_ASYNC_BEGIN" >&3
 
-if [ -x "$SUITE" ]; then
-	{
-		"$SUITE" "$@"
-		echo $? >"$RC_FILE"
-	} | while IFS= read -r line || [ -n "$line" ]; do
+# copy_output: every line the suite prints to the console and the results
+# channel; notes a wedged kernel.
+copy_output()
+{
+	while IFS= read -r line || [ -n "$line" ]; do
 		printf '%s\n' "$line"
 		printf '%s\n' "$line" >&3
+		case $line in
+		*"kernel wedged by "*) : >"$WEDGED" ;;
+		esac
 	done
-	rc=$(cat "$RC_FILE" 2>/dev/null || echo 3)
+	: >"$COPIED"
+}
+
+# wait_for FILE TICKS: until FILE exists, at most TICKS tenths of a second.
+wait_for()
+{
+	n=0
+	while [ ! -e "$1" ] && [ "$n" -lt "$2" ]; do
+		sleep 0.1
+		n=$((n + 1))
+	done
+	[ -e "$1" ]
+}
+
+if [ -x "$SUITE" ]; then
+	mkfifo "$OUTPUT"
+	copy_output <"$OUTPUT" &
+	copier=$!
+	"$SUITE" "$@" >"$OUTPUT"
+	rc=$?
+	if ! wait_for "$COPIED" "$COPY_BOUND_TICKS"; then
+		echo "guest-init: something the suite left behind holds its output open: not waiting for it"
+		kill "$copier" 2>/dev/null
+	fi
 else
 	echo "# guest-init: $SUITE is missing or not executable"
 	echo "# guest-init: $SUITE is missing or not executable" >&3
@@ -73,10 +111,15 @@ echo "MODULE_ASYNC_END rc=$rc"
 echo "MODULE_ASYNC_END rc=$rc" >&3
 exec 3>&-
 
+if [ -e "$WEDGED" ]; then
+	echo "guest-init: the kernel is wedged, a clean power off would hang: sysrq reboot"
+	echo b >/proc/sysrq-trigger
+fi
+# The sleeps bound the fallbacks only: a power off that works ends them.
 poweroff -f &
-sleep 5
+sleep 3
 echo "guest-init: poweroff hangs, trying sysrq power off"
 echo o >/proc/sysrq-trigger
-sleep 5
+sleep 3
 echo "guest-init: still up, sysrq reboot"
 echo b >/proc/sysrq-trigger
