@@ -21,10 +21,28 @@
 # Under TCG that saves most of the boot (firmware and decompressor take
 # about 8 of 15 s with Debian's xz-compressed kernel).
 #
-# Exit status: the guest suite's (0 nothing failed, 1 a case failed, 4 all
-# skipped), 2 bad usage, 3 infrastructure failure (no boot, no end marker
-# within --timeout, QEMU failed).  On a timeout, what the suite printed so far
-# is still written to results.ktap and stdout.
+# A deadlock is a verdict, not the end of the run.  When a case wedges the
+# kernel for good, the runner says so ("# kernel wedged by CASE", the cases
+# left over "SKIP kernel wedged by CASE") and the guest cannot even power
+# off: once everything it printed has arrived (its end marker, or
+# DRAIN_MS of quiet after the wedge), QEMU is killed and a fresh VM runs the
+# cases left over (the same suite arguments plus "--case NAME" for each).
+# A guest that dies otherwise (panic, an oops that kills init, no end marker
+# within --timeout, a suite that exits without reporting every case) gets
+# "not ok N CASE # ERROR why" for the case that was running, with the
+# console's last kernel lines, and the run goes on in a fresh VM too.  The
+# case that was running is the first of the planned order without a result;
+# the order comes from the runner's --list (the runner in the initramfs,
+# /opt/module_async/module_async, run here on the host) or from --cases.
+# At most one boot more than there are cases, and none after a boot in which
+# no case got a verdict.  tools/ktap-merge.sh makes one KTAP document of the
+# boots' documents: the first boot's plan and order, every case once.
+#
+# Exit status, from that document: 0 nothing failed, 1 a case failed, 4 all
+# skipped (with one boot: the guest suite's own exit status); 2 bad usage;
+# 3 infrastructure failure (QEMU failed, the first guest never started the
+# suite, a dead guest's running case cannot be named).  On a failure, what
+# the suite printed so far is still written to results.ktap and stdout.
 
 set -euo pipefail
 
@@ -33,7 +51,10 @@ PROG=${0##*/}
 . "$(dirname "$0")/lib.sh"
 
 KVM_BOOT_BOUND_S=5	# a working KVM guest prints "Linux version" in < 1 s
-POWEROFF_BOUND_S=3	# the results are complete: do not wait for sysrq
+BEGIN_BOUND_S=120	# TCG reaches the suite in ~7 s; --timeout if shorter
+POWEROFF_BOUND_MS=2000	# the results are complete: do not wait for sysrq
+DRAIN_MS=3000		# quiet after a wedge without the end marker: all is in
+CONSOLE_LINES=20	# kernel lines quoted for a guest that died
 POLL_S=0.1
 
 usage()
@@ -45,9 +66,13 @@ Boot the module_async test VM in QEMU and print the suite's KTAP.
 
   --kernel K      kernel entry directory (its vmlinuz is booted) or a bzImage
   --initrd FILE   initramfs from tools/mkinitramfs.sh
-  --out DIR       writes DIR/results.ktap (the suite's KTAP), DIR/console.log
-                  (the serial console), DIR/serial1.log (raw results channel)
-  --timeout S     watchdog on the whole run, in seconds (default 300)
+  --out DIR       writes DIR/results.ktap (the suite's KTAP, one document
+                  for all boots), DIR/console.log (the serial console) and
+                  DIR/serial1.log (raw results channel) of every boot, and
+                  DIR/boot-K.ktap (boot K's own KTAP) if there were several
+  --timeout S     watchdog on each boot, in seconds (default 300)
+  --cases FILE    the cases in run order, one a line (first word; e.g. the
+                  runner's --list); default: the initramfs runner's --list
   --accel A       auto (default: KVM if it boots, else TCG), kvm or tcg
   --boot B        auto (default: PVH entry of the unpacked kernel if it has
                   one, else the bzImage), pvh or bzimage
@@ -61,6 +86,7 @@ EOF
 }
 
 kernel='' initrd='' out='' timeout=300 accel=auto boot=auto memory=1G smp=2
+cases_file=''
 suite_args=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -68,6 +94,7 @@ while [ $# -gt 0 ]; do
 	--initrd) need_arg "$1" $#; initrd=$2; shift 2 ;;
 	--out) need_arg "$1" $#; out=$2; shift 2 ;;
 	--timeout) need_arg "$1" $#; timeout=$2; shift 2 ;;
+	--cases) need_arg "$1" $#; cases_file=$2; shift 2 ;;
 	--accel) need_arg "$1" $#; accel=$2; shift 2 ;;
 	--boot) need_arg "$1" $#; boot=$2; shift 2 ;;
 	--memory) need_arg "$1" $#; memory=$2; shift 2 ;;
@@ -109,6 +136,7 @@ else
 	elf=$kernel
 fi
 [ -f "$initrd" ] || fail "no initramfs at $initrd"
+[ -z "$cases_file" ] || [ -r "$cases_file" ] || fail "cannot read --cases $cases_file"
 
 # pvh_image BZIMAGE: the path of its unpacked PVH-bootable ELF kernel in the
 # cache, or nothing if it has none (either verdict is made once, atomically).
@@ -146,28 +174,44 @@ elif [ "$boot" != bzimage ] && [ -f "$image" ]; then
 fi
 [ -f "$image" ] || fail "no kernel image at $image"
 
-# The suite's arguments go on the kernel command line after " --", which the
-# kernel passes to /init.  It splits at spaces and honours double quotes.
-cmdline="console=ttyS0,115200 panic=-1 --"
-for arg in "${suite_args[@]}"; do
-	case $arg in
-	*'"'* | *[[:cntrl:]]*) usage_error "suite argument cannot go on a kernel command line: '$arg'" ;;
-	'' | *' '*) cmdline+=" \"$arg\"" ;;
-	*) cmdline+=" $arg" ;;
-	esac
-done
-[ ${#cmdline} -lt 2000 ] || usage_error "suite arguments too long for the kernel command line"
+# kernel_cmdline ARGS...: the suite's arguments go on the kernel command
+# line (in $cmdline) after " --", which the kernel passes to /init.  It
+# splits at spaces and honours double quotes.
+kernel_cmdline()
+{
+	local arg
+
+	cmdline="console=ttyS0,115200 panic=-1 --"
+	for arg in "$@"; do
+		case $arg in
+		*'"'* | *[[:cntrl:]]*) usage_error "suite argument cannot go on a kernel command line: '$arg'" ;;
+		'' | *' '*) cmdline+=" \"$arg\"" ;;
+		*) cmdline+=" $arg" ;;
+		esac
+	done
+	[ ${#cmdline} -lt 2000 ] || usage_error "suite arguments too long for the kernel command line"
+}
+kernel_cmdline "${suite_args[@]}"
 
 mkdir -p "$out"
 console=$out/console.log
 serial1=$out/serial1.log
 results=$out/results.ktap
+boot_serial1=$out/serial1.boot.log
+rm -f "$out"/boot-[0-9]*.ktap
 
-now_ms()
+# now: the time in ms in $NOW (no subshell: it is called in every poll).
+now()
 {
 	local t=${EPOCHREALTIME/[.,]/}
 
-	printf '%s\n' $((t / 1000))
+	NOW=$((t / 1000))
+}
+
+# secs MS: milliseconds as seconds, e.g. 1.234.
+secs()
+{
+	printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000))
 }
 
 qemu_pid=''
@@ -195,26 +239,29 @@ chardev_path()
 	printf '%s\n' "${1//,/,,}"
 }
 
+# start_qemu MODE: boot the guest; its console is appended to console.log
+# (truncated to where this boot began), its results channel written to
+# $boot_serial1 (appended to serial1.log when the boot is over).
 start_qemu()
 {
 	local mode=$1 cpu=max
 
 	[ "$mode" = kvm ] && cpu=host
-	: >"$console"
-	: >"$serial1"
-	rm -f "$results"
+	truncate -s "$console_off" "$console"
+	: >"$boot_serial1"
 	qemu-system-x86_64 \
 		-nodefaults -display none -monitor none -no-reboot \
 		-accel "$mode" -cpu "$cpu" -m "$memory" -smp "$smp" \
 		-kernel "$image" -initrd "$initrd" -append "$cmdline" \
-		-chardev "file,id=console,path=$(chardev_path "$console")" \
-		-chardev "file,id=results,path=$(chardev_path "$serial1")" \
+		-chardev "file,id=console,path=$(chardev_path "$console"),append=on" \
+		-chardev "file,id=results,path=$(chardev_path "$boot_serial1")" \
 		-serial chardev:console -serial chardev:results \
 		</dev/null >"$out/qemu.log" 2>&1 &
 	qemu_pid=$!
 	# Not a job: no "Killed" notices from bash; polled with kill -0.
 	disown "$qemu_pid"
-	started_ms=$(now_ms)
+	now
+	started_ms=$NOW
 }
 
 # ---- which accelerator ----------------------------------------------------
@@ -249,16 +296,316 @@ remember_verdict()
 	mv "$verdict_file.tmp.$$" "$verdict_file"
 }
 
-# ---- the run --------------------------------------------------------------
+# ---- one boot ---------------------------------------------------------------
 
-# extract_results: the lines between the markers into results.ktap.
-extract_results()
+# What a boot leaves, set by watch_boot:
+#   outcome    end (the end marker arrived), wedged (a wedge, then quiet
+#              without the end marker), died (QEMU exited without it),
+#              timeout (--timeout expired), silent (the suite never began)
+#   guest_rc   the end marker's exit status
+#   saw_begin, saw_wedge   the suite began; it reported a wedged kernel
+#   boot_doc   the boot's KTAP: what the suite printed between the markers
+boot=0 outcome='' guest_rc='' saw_begin=0 saw_end=0 saw_wedge=0
+boot_doc='' console_off=0 partial='' last_line_ms=0 prev_ms=0
+
+# handle_line LINE: one line of the results channel.
+handle_line()
 {
-	tr -d '\r' <"$serial1" | awk '
-		/MODULE_ASYNC_END rc=/ { exit }
-		on { print }
-		/MODULE_ASYNC_BEGIN/ { on = 1 }' >"$results"
+	local line=${1%$'\r'}
+
+	if [ "$saw_begin" = 0 ]; then
+		if [[ $line == *MODULE_ASYNC_BEGIN* ]]; then
+			saw_begin=1
+			prev_ms=$NOW
+			log "boot $boot: the suite began after $(secs $((NOW - started_ms))) s"
+		fi
+		return 0
+	fi
+	if [[ $line =~ MODULE_ASYNC_END\ rc=([0-9]+) ]]; then
+		saw_end=1
+		guest_rc=${BASH_REMATCH[1]}
+		return 0
+	fi
+	printf '%s\n' "$line" >>"$boot_doc"
+	last_line_ms=$NOW
+	if [[ $line =~ ^(not )?ok\ [0-9]+ ]]; then
+		log "boot $boot: $(secs $((NOW - prev_ms))) s to verdict: ${line:0:100}"
+		prev_ms=$NOW
+	fi
+	if [[ $line == *'kernel wedged by '* ]] && [ "$saw_wedge" = 0 ]; then
+		saw_wedge=1
+		log "boot $boot: the suite reports a wedged kernel: ${line:0:100}"
+	fi
+	return 0
 }
+
+# read_new: the lines that arrived on the results channel since last time
+# (a line still being written waits in $partial).
+read_new()
+{
+	local line
+
+	now
+	while IFS= read -r -u "$serial1_fd" line; do
+		handle_line "$partial$line"
+		partial=''
+	done
+	partial+=$line
+}
+
+# watch_boot: start a guest and watch it until it ends one way or another
+# (see outcome above); QEMU is stopped when this returns.
+watch_boot()
+{
+	local deadline_ms begin_ms bound_ms
+
+	outcome='' guest_rc='' saw_begin=0 saw_end=0 saw_wedge=0 partial=''
+	: >"$boot_doc"
+	: >"$boot_serial1"
+	exec {serial1_fd}<"$boot_serial1"
+	log "boot $boot: booting $image under ${accel^^}${boot_args_note}"
+	start_qemu "$accel"
+	deadline_ms=$((started_ms + timeout * 1000))
+	begin_ms=$((started_ms + (timeout < BEGIN_BOUND_S ? timeout : BEGIN_BOUND_S) * 1000))
+	while :; do
+		read_new
+		if [ "$saw_end" = 1 ]; then
+			outcome=end
+			break
+		fi
+		if [ "$probing" = 1 ]; then
+			if grep -aq 'Linux version' "$console"; then
+				probing=0
+				remember_verdict kvm
+			elif ! kill -0 "$qemu_pid" 2>/dev/null ||
+			     [ $((NOW - started_ms)) -ge $((KVM_BOOT_BOUND_S * 1000)) ]; then
+				if kill -0 "$qemu_pid" 2>/dev/null; then
+					log "KVM guest printed nothing in ${KVM_BOOT_BOUND_S} s: falling back to TCG"
+				else
+					log "QEMU failed under KVM ($(tail -n 1 "$out/qemu.log")): falling back to TCG"
+				fi
+				stop_qemu
+				remember_verdict tcg
+				probing=0
+				accel=tcg
+				exec {serial1_fd}<&-
+				: >"$boot_doc"
+				exec {serial1_fd}<"$boot_serial1"
+				start_qemu tcg
+				deadline_ms=$((started_ms + timeout * 1000))
+				begin_ms=$((started_ms + (timeout < BEGIN_BOUND_S ? timeout : BEGIN_BOUND_S) * 1000))
+				continue
+			fi
+		fi
+		if ! kill -0 "$qemu_pid" 2>/dev/null; then
+			# QEMU is gone: whatever it wrote is in the files now.
+			qemu_pid=''
+			read_new
+			[ -z "$partial" ] || handle_line "$partial"
+			partial=''
+			if [ "$saw_end" = 1 ]; then
+				outcome=end
+			elif [ "$saw_wedge" = 1 ]; then
+				outcome=wedged
+			elif [ "$saw_begin" = 1 ]; then
+				outcome=died
+			else
+				outcome=silent
+			fi
+			break
+		fi
+		if [ "$saw_wedge" = 1 ] && [ $((NOW - last_line_ms)) -ge "$DRAIN_MS" ]; then
+			log "boot $boot: no end marker $(secs "$DRAIN_MS") s after the wedge: taking what arrived"
+			outcome=wedged
+			break
+		fi
+		if [ "$saw_begin" = 0 ] && [ "$NOW" -ge "$begin_ms" ]; then
+			outcome=silent
+			break
+		fi
+		if [ "$NOW" -ge "$deadline_ms" ]; then
+			outcome=timeout
+			break
+		fi
+		sleep "$POLL_S"
+	done
+	# After a clean run the guest powers off by itself: let it, briefly.
+	# After a wedge it cannot, and everything is in: no need to wait.
+	if [ "$outcome" = end ] && [ "$saw_wedge" = 0 ] && [ -n "$qemu_pid" ]; then
+		bound_ms=$((NOW + POWEROFF_BOUND_MS))
+		while kill -0 "$qemu_pid" 2>/dev/null && [ "$NOW" -lt "$bound_ms" ]; do
+			sleep "$POLL_S"
+			now
+		done
+		kill -0 "$qemu_pid" 2>/dev/null && log "boot $boot: the guest did not power off: stopping QEMU"
+	fi
+	stop_qemu
+	read_new
+	exec {serial1_fd}<&-
+	cat "$boot_serial1" >>"$serial1"
+	rm -f "$boot_serial1"
+	now
+	log "boot $boot: $outcome${guest_rc:+ (rc=$guest_rc)} after $(secs $((NOW - started_ms))) s under ${accel^^}"
+}
+
+# ---- the cases and the boots ----------------------------------------------
+
+# The planned order (every case of the run, first boot's order), once known.
+planned=()
+planned_known=0
+
+# base_args: the suite arguments without any --case (resumed boots name
+# their cases themselves); wanted: the cases those --case options named.
+base_args=() wanted=()
+set -- "${suite_args[@]}"
+while [ $# -gt 0 ]; do
+	case $1 in
+	--case|-c) [ $# -ge 2 ] && wanted+=("$2"); shift 2 || shift ;;
+	--case=*) wanted+=("${1#--case=}"); shift ;;
+	*) base_args+=("$1"); shift ;;
+	esac
+done
+
+# list_cases: the runner's --list, one case a line, from --cases or from the
+# runner in the initramfs (run here: --list touches no kernel).
+list_cases()
+{
+	local tmpd rc=0
+
+	if [ -n "$cases_file" ]; then
+		cat "$cases_file"
+		return
+	fi
+	tmpd=$(mktemp -d "${TMPDIR:-/tmp}/vm-run.XXXXXX")
+	# shellcheck disable=SC2016 # the inner shell expands them
+	{ case $(od -An -tx1 -N2 "$initrd" | tr -d ' \n') in
+	  1f8b) gzip -dc "$initrd" ;;
+	  28b5) zstd -dc "$initrd" ;;
+	  fd37) xz -dc "$initrd" ;;
+	  *) cat "$initrd" ;;
+	  esac | (cd "$tmpd" && cpio -id --quiet opt/module_async/module_async 2>/dev/null)
+	} || true
+	if [ -x "$tmpd/opt/module_async/module_async" ]; then
+		timeout 10 "$tmpd/opt/module_async/module_async" --list "${base_args[@]}" </dev/null || rc=$?
+	else
+		rc=1
+	fi
+	rm -rf "$tmpd"
+	return "$rc"
+}
+
+# need_planned: fill $planned from the runner's list (restricted to the
+# cases the arguments asked for); fails if there is no list.
+need_planned()
+{
+	local name w
+
+	[ "$planned_known" = 0 ] || return 0
+	planned=()
+	while read -r name _; do
+		[ -n "$name" ] || continue
+		if [ ${#wanted[@]} -gt 0 ]; then
+			for w in "${wanted[@]}"; do
+				[ "$w" != "$name" ] || { planned+=("$name"); break; }
+			done
+		else
+			planned+=("$name")
+		fi
+	done < <(list_cases 2>/dev/null)
+	[ ${#planned[@]} -gt 0 ] || return 1
+	planned_known=1
+}
+
+# doc_scan FILE: the boot's results: $doc_names (every named result, in
+# order), $doc_skipped (those skipped because of a wedge), $doc_plan.
+doc_scan()
+{
+	local line
+
+	doc_names=() doc_skipped=() doc_plan=''
+	while IFS= read -r line; do
+		if [[ $line =~ ^1\.\.([0-9]+) ]] && [ -z "$doc_plan" ]; then
+			doc_plan=${BASH_REMATCH[1]}
+		elif [[ $line =~ ^(not\ )?ok\ [0-9]+\ ([^ ]+) ]] && [ "${BASH_REMATCH[2]}" != '#' ]; then
+			doc_names+=("${BASH_REMATCH[2]}")
+			[[ $line != *' # '[Ss][Kk][Ii][Pp]' kernel wedged by '* ]] ||
+				doc_skipped+=("${BASH_REMATCH[2]}")
+		fi
+	done <"$1"
+}
+
+# in_list WORD LIST...: WORD is one of LIST.
+in_list()
+{
+	local w=$1 x
+
+	shift
+	for x in "$@"; do
+		[ "$x" != "$w" ] || return 0
+	done
+	return 1
+}
+
+# died_why: why the guest ended without reporting every case.
+died_why()
+{
+	local panic
+
+	case $outcome in
+	timeout) printf 'no end marker within %s s (boot %s)\n' "$timeout" "$boot" ;;
+	silent) printf 'the fresh VM (boot %s) did not start the suite: the case did not run\n' "$boot" ;;
+	end) printf 'the suite exited (rc=%s) without reporting it\n' "$guest_rc" ;;
+	*)
+		panic=$(tail -c +$((console_off + 1)) "$console" | tr -d '\r' |
+			grep -aoE '(Kernel panic - not syncing: |BUG: |Oops: |general protection fault).*' |
+			tail -n 1) || true
+		printf 'guest died: %s\n' "${panic:-QEMU exited without the end marker}"
+		;;
+	esac
+}
+
+# console_excerpt: CONSOLE_LINES kernel lines of this boot's console: from
+# just before the first oops or panic if there is one, else the last ones.
+console_excerpt()
+{
+	tail -c +$((console_off + 1)) "$console" | tr -d '\r' |
+		sed 's/\x1b\[[0-9;?]*[A-Za-z]//g' |
+		grep -aE '^[[:space:]]*\[[[:space:]]*[0-9]+\.[0-9]+\]' |
+		awk -v max="$CONSOLE_LINES" '
+		{ line[NR] = $0 }
+		!first && /(Kernel panic - not syncing|BUG: |Oops: |general protection fault)/ { first = NR }
+		END {
+			from = first ? (first > 2 ? first - 2 : 1) : (NR > max ? NR - max + 1 : 1)
+			for (i = from; i <= NR && i < from + max; i++) print line[i]
+		}'
+}
+
+# complete_doc CASE WHY: a boot that ended without reporting CASE (the one
+# that was running) gets "not ok N CASE # ERROR WHY" with the console's
+# last kernel lines, and a plan if the suite never printed one.
+complete_doc()
+{
+	local case=$1 why=$2 nplan
+
+	if [ -z "$doc_plan" ]; then
+		nplan=${#boot_cases[@]}
+		[ "$nplan" -gt 0 ] || nplan=${#planned[@]}
+		{
+			echo "TAP version 13"
+			echo "1..$nplan"
+			grep -avE '^(TAP|KTAP) version' "$boot_doc" || true
+		} >"$boot_doc.new"
+		mv "$boot_doc.new" "$boot_doc"
+	fi
+	{
+		echo "# $case: $why; the kernel's console (boot $boot):"
+		console_excerpt | sed 's/^/# console: /'
+		echo "not ok $((${#doc_names[@]} + 1)) $case # ERROR $why"
+	} >>"$boot_doc"
+	log "boot $boot: not ok $case # ERROR $why"
+}
+
+# ---- the run --------------------------------------------------------------
 
 show_what_arrived()
 {
@@ -271,79 +618,140 @@ show_what_arrived()
 	} >&2
 }
 
-deadline_ms=$(($(now_ms) + timeout * 1000))
-log "booting $image under ${accel^^}"
-start_qemu "$accel"
-ended=0
+: >"$console"
+: >"$serial1"
+rm -f "$results"
+declare -A final=()
+boot_cases=("${wanted[@]}")	# what this boot runs (empty: everything)
+boot_args=("${suite_args[@]}")
+boot_args_note=''
+max_boots=0 infra='' boots_done=0
 while :; do
-	if grep -aq 'MODULE_ASYNC_END rc=' "$serial1"; then
-		ended=1
+	boot=$((boot + 1))
+	boot_doc=$out/boot-$boot.ktap
+	console_off=$(stat -c %s "$console")
+	kernel_cmdline "${boot_args[@]}"
+	watch_boot
+	boots_done=$boot
+	doc_scan "$boot_doc"
+
+	if [ "$boot" = 1 ] && [ "$saw_begin" = 0 ]; then
+		if [ ! -s "$console" ]; then
+			infra="QEMU failed (see $out/qemu.log): $(tail -n 1 "$out/qemu.log")"
+		else
+			infra="the guest did not start the suite ($outcome after $(secs $((NOW - started_ms))) s)"
+		fi
 		break
 	fi
-	if [ "$probing" = 1 ]; then
-		if grep -aq 'Linux version' "$console"; then
-			probing=0
-			remember_verdict kvm
-		elif ! kill -0 "$qemu_pid" 2>/dev/null ||
-		     [ $(($(now_ms) - started_ms)) -ge $((KVM_BOOT_BOUND_S * 1000)) ]; then
-			if kill -0 "$qemu_pid" 2>/dev/null; then
-				log "KVM guest printed nothing in ${KVM_BOOT_BOUND_S} s: falling back to TCG"
-			else
-				log "QEMU failed under KVM ($(tail -n 1 "$out/qemu.log")): falling back to TCG"
-			fi
-			stop_qemu
-			remember_verdict tcg
-			probing=0
-			accel=tcg
-			start_qemu tcg
-			continue
+	if [ "$boot" = 1 ]; then
+		if [ -n "$doc_plan" ]; then
+			max_boots=$((doc_plan + 1))
+		elif need_planned; then
+			max_boots=$((${#planned[@]} + 1))
+		fi
+		if [ -z "$doc_plan" ] && [ "$outcome" = end ] && [ "$saw_wedge" = 0 ]; then
+			case $guest_rc in
+			126|127) infra="the suite could not run in the guest (rc=$guest_rc)" ;;
+			esac
+			[ -z "$infra" ] || break
 		fi
 	fi
-	if ! kill -0 "$qemu_pid" 2>/dev/null; then
-		# QEMU is gone: whatever it wrote is in the files now.
-		qemu_pid=''
-		grep -aq 'MODULE_ASYNC_END rc=' "$serial1" && ended=1
+
+	progress=0
+	for name in "${doc_names[@]}"; do
+		in_list "$name" "${doc_skipped[@]}" && continue
+		[ -n "${final[$name]:-}" ] || progress=1
+		final[$name]=1
+	done
+
+	# A clean end with every planned case reported: done.
+	if [ "$outcome" = end ] && [ "$saw_wedge" = 0 ] &&
+	   { [ -z "$doc_plan" ] || [ "${#doc_names[@]}" -ge "$doc_plan" ]; }; then
 		break
 	fi
-	if [ "$(now_ms)" -ge "$deadline_ms" ]; then
-		log "timeout: no end marker after ${timeout} s; stopping QEMU"
-		stop_qemu
-		show_what_arrived
-		extract_results
-		cat "$results"
-		exit 3
+
+	if [ "$saw_wedge" = 0 ]; then
+		# The guest (or the suite) died: blame the case that was running.
+		if ! need_planned; then
+			infra="cannot name the case that was running in boot $boot (no case list: pass --cases)"
+			show_what_arrived
+			break
+		fi
+		running=''
+		for name in "${planned[@]}"; do
+			if [ -z "${final[$name]:-}" ] && ! in_list "$name" "${doc_names[@]}"; then
+				running=$name
+				break
+			fi
+		done
+		if [ -z "$running" ]; then
+			log "boot $boot: $outcome, but every case has a verdict"
+			break
+		fi
+		complete_doc "$running" "$(died_why)"
+		final[$running]=1
+		progress=1
 	fi
-	sleep "$POLL_S"
+
+	# The cases left over: the planned ones without a verdict, else those
+	# the wedge made the suite skip.
+	remaining=()
+	if [ "$planned_known" = 1 ] || { [ "$outcome" != end ] && need_planned; }; then
+		for name in "${planned[@]}"; do
+			[ -n "${final[$name]:-}" ] || remaining+=("$name")
+		done
+	else
+		remaining=("${doc_skipped[@]}")
+	fi
+	[ ${#remaining[@]} -gt 0 ] || break
+	if [ "$progress" = 0 ]; then
+		log "boot $boot: no case got a verdict: not booting again"
+		break
+	fi
+	if [ "$max_boots" -gt 0 ] && [ "$boot" -ge "$max_boots" ]; then
+		log "boot $boot: $max_boots boots are the most a run may take"
+		break
+	fi
+	boot_cases=("${remaining[@]}")
+	boot_args=("${base_args[@]}")
+	for name in "${remaining[@]}"; do
+		boot_args+=(--case "$name")
+	done
+	boot_args_note=" (a fresh VM for the cases left over: ${remaining[*]})"
+	printf '==== vm-run.sh: boot %d, a fresh VM: %s ====\n' "$((boot + 1))" "${boot_args[*]}" |
+		tee -a "$console" >>"$serial1"
 done
 
-if [ "$ended" = 0 ]; then
-	log "QEMU exited without the end marker (see $out/qemu.log)"
-	cat "$out/qemu.log" >&2
-	show_what_arrived
-	extract_results
-	exit 3
+if [ "$boots_done" = 1 ] && [ "$outcome" = end ] && [ "$saw_wedge" = 0 ] && [ -z "$infra" ]; then
+	# One clean boot: its document and its exit status, as they are.
+	mv "$boot_doc" "$results"
+	cat "$results"
+	log "guest finished: rc=$guest_rc; $results, $console"
+	case $guest_rc in
+	0|1|4) exit "$guest_rc" ;;
+	126|127) fail "the suite could not run in the guest (rc=$guest_rc)" ;;
+	*) log "the suite exited with $guest_rc: reporting a failure"; exit 1 ;;
+	esac
 fi
 
-# Everything the suite wrote precedes the end marker on the same channel, so
-# it has all arrived.  Give the guest a moment to power off by itself.
-if [ -n "$qemu_pid" ]; then
-	bound_ms=$(($(now_ms) + POWEROFF_BOUND_S * 1000))
-	while kill -0 "$qemu_pid" 2>/dev/null && [ "$(now_ms)" -lt "$bound_ms" ]; do
-		sleep "$POLL_S"
-	done
-	kill -0 "$qemu_pid" 2>/dev/null && log "guest did not power off: stopping QEMU"
-	stop_qemu
+if [ "$boots_done" = 1 ] && [ -n "$infra" ]; then
+	[ "$saw_begin" = 1 ] || show_what_arrived
+	mv "$boot_doc" "$results"
+	cat "$results"
+	fail "$infra"
 fi
-elapsed_ms=$(($(now_ms) - started_ms))
 
-extract_results
-rc=$(tr -d '\r' <"$serial1" | sed -n 's/.*MODULE_ASYNC_END rc=\([0-9]*\).*/\1/p' | head -n 1)
+docs=()
+for ((k = 1; k <= boots_done; k++)); do
+	docs+=("$out/boot-$k.ktap")
+done
+status=0
+"$(dirname "$0")/ktap-merge.sh" "${docs[@]}" >"$results" || status=$?
+[ "$boots_done" -gt 1 ] || rm -f "${docs[@]}"
 cat "$results"
-log "guest finished in $((elapsed_ms / 1000)).$(printf '%03d' $((elapsed_ms % 1000))) s under ${accel^^}: rc=$rc; $results, $console"
-
-case $rc in
-0|1|4) exit "$rc" ;;
-126|127) fail "the suite could not run in the guest (rc=$rc)" ;;
-'') fail "unreadable end marker" ;;
-*) log "the suite exited with $rc: reporting a failure"; exit 1 ;;
+log "$boots_done boot(s); $results, $console"
+[ -z "$infra" ] || fail "$infra"
+case $status in
+0|1|4) exit "$status" ;;
+*) fail "could not merge the boots' documents (ktap-merge.sh exit $status)" ;;
 esac
