@@ -2,14 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Host tests of the VM tooling: fetch-kernel.sh, fetch-source.sh,
-# mkinitramfs.sh, guest-init.sh and vm-run.sh.  They use the real cache for
+# mkinitramfs.sh, guest-init.sh, vm-run.sh and ktap-merge.sh.  They use the real cache for
 # the stock kernel (fetching it if needed) and a throw-away cache for the
 # tests that corrupt entries; the suite booted in the VM is a stand-in
 # written here, so these tests do not depend on the runner or the test
 # modules.  Everything module-related runs in the VM under TCG.
 #
 # Prints one line per check and "N passed, N failed"; exits 1 if any failed.
-# About 1.5 minutes on a warm cache (30 s of it the watchdog test); with
+# About 2 minutes on a warm cache (a dozen TCG boots); with
 # TMPDIR on a tmpfs (e.g. TMPDIR=/dev/shm) removing the throw-away cache
 # does not wait for a busy disk.
 
@@ -116,7 +116,7 @@ no_download()
 # ---- usage ----------------------------------------------------------------
 section "usage"
 
-for tool in fetch-kernel fetch-source mkinitramfs vm-run test-tools; do
+for tool in fetch-kernel fetch-source mkinitramfs vm-run ktap-merge test-tools; do
 	check_rc "$tool.sh --help exits 0" 0 "$TOOLS/$tool.sh" --help
 	grep -q '^Usage:' "$tmp/rc.out" || not_ok "$tool.sh --help prints usage on stdout"
 	check_rc "$tool.sh --bogus exits 2" 2 "$TOOLS/$tool.sh" --bogus
@@ -237,20 +237,86 @@ suite=$tmp/suite
 mkdir -p "$suite/modules"
 cp "$tmp/hello/ma_standin.ko" "$suite/modules/"
 echo "timeout=60" >"$suite/settings"
+# The stand-in runner knows only --list: vm-run.sh runs it on the host to
+# learn the planned order of a scenario's cases.
+cat >"$suite/module_async" <<'EOF'
+#!/bin/sh
+# Stand-in runner: --list prints the cases of a scenario in run order.
+[ "${1:-}" = --list ] || { echo "stand-in runner: --list only" >&2; exit 2; }
+shift
+case " $* " in
+*" --scenario wedge "*) cases="ok_first wedge_hang ok_middle wedge_exit ok_last" ;;
+*" --scenario die "*) cases="ok_first panic hang ok_last" ;;
+*) cases="modprobe_null_blk configfs_loaded modprobe_extra request_module_kyber hung_task_timeout" ;;
+esac
+for c in $cases; do
+	echo "$c safe"
+done
+EOF
 cat >"$suite/module_async.sh" <<'EOF'
 #!/bin/sh
 # Stand-in for the suite: exercises what the real one needs from the VM.
 rc=0
+
+# --scenario NAME: cases that wedge the kernel (reported as the runner
+# does: TIMEOUT, "# kernel wedged by", the rest skipped) or kill the guest;
+# with --case, only those cases, numbered from 1, as the runner does.
+scenario()
+{
+	dir=$(dirname "$0") wanted='' prev='' cases='' n=0 wedged='' failed=0
+
+	for a in "$@"; do
+		[ "$prev" != --case ] || wanted="$wanted $a"
+		prev=$a
+	done
+	for c in $("$dir/module_async" --list "$@" | cut -d' ' -f1); do
+		case " ${wanted:-$c} " in *" $c "*) cases="$cases $c" ;; esac
+	done
+	set -- $cases
+	echo "TAP version 13"
+	echo "1..$#"
+	echo "# policy: standin"
+	for c in "$@"; do
+		n=$((n + 1))
+		if [ -n "$wedged" ]; then
+			echo "ok $n $c # SKIP kernel wedged by $wedged"
+			continue
+		fi
+		case $c in
+		ok_*) echo "ok $n $c" ;;
+		wedge_*)
+			echo "# $c: the load is stuck in D state"
+			echo "not ok $n $c # TIMEOUT 1"
+			echo "# kernel wedged by $c"
+			wedged=$c failed=1
+			;;
+		panic)
+			echo "# $c: crashing the kernel"
+			# Let the serial line drain, as a real case's
+			# earlier lines would have.
+			sleep 1
+			echo c >/proc/sysrq-trigger
+			;;
+		hang)
+			echo "# $c: hanging"
+			exec sleep 600
+			;;
+		esac
+	done
+	echo "# Totals: pass:0 fail:0 xfail:0 xpass:0 skip:0 error:0"
+	case $wedged in
+	wedge_hang) exec sleep 600 ;;		# never exits: no end marker
+	wedge_exit) sleep 600 & exit 1 ;;	# what it left holds stdout
+	esac
+	exit $failed
+}
+case " $* " in
+*" --scenario "*) scenario "$@" ;;
+esac
 case ${1:-} in
 --rc)
 	rc=$2
 	shift 2
-	;;
---hang)
-	echo "TAP version 13"
-	echo "1..1"
-	echo "# hanging"
-	exec sleep 600
 	;;
 esac
 n=0
@@ -275,7 +341,7 @@ echo "# $(modprobe --version | head -n 1)"
 echo "stand-in stderr" >&2
 exit "$rc"
 EOF
-chmod +x "$suite/module_async.sh"
+chmod +x "$suite/module_async.sh" "$suite/module_async"
 
 check_rc "mkinitramfs.sh builds an initramfs" 0 \
 	"$TOOLS/mkinitramfs.sh" --kernel "$entry" --suite "$suite" --out "$tmp/initrd.gz"
@@ -332,6 +398,62 @@ mkdir -p "$tmp/nosuite"
 check_rc "mkinitramfs.sh fails without module_async.sh" 1 \
 	"$TOOLS/mkinitramfs.sh" --kernel "$entry" --suite "$tmp/nosuite" --out "$tmp/bad.gz"
 
+# ---- ktap-merge.sh --------------------------------------------------------
+section "ktap-merge.sh"
+
+# Boot 1 wedges in w1; boot 2 (CRLF lines) dies in w2; boot 3 ends.
+cat >"$tmp/boot-1.ktap" <<'EOF'
+TAP version 13
+1..5
+# policy: always-sync
+ok 1 a
+# evidence of w1
+not ok 2 w1 # TIMEOUT 10
+# kernel wedged by w1
+ok 3 b # SKIP kernel wedged by w1
+ok 4 w2 # SKIP kernel wedged by w1
+ok 5 c # SKIP kernel wedged by w1
+# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:3 error:0
+EOF
+printf '%s\r\n' 'TAP version 13' '1..3' '# policy: always-sync' 'ok 1 b # SKIP not here' \
+	'# console: Kernel panic' 'not ok 2 w2 # ERROR guest died' >"$tmp/boot-2.ktap"
+printf '%s\n' 'TAP version 13' '1..1' '# policy: skip-if-unused' 'ok 1 c' \
+	'# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:0 error:0' >"$tmp/boot-3.ktap"
+cat >"$tmp/merged.want" <<'EOF'
+TAP version 13
+1..5
+# policy: always-sync
+ok 1 a
+# evidence of w1
+not ok 2 w1 # TIMEOUT 10
+# kernel wedged by w1
+# resumed in a fresh VM (boot 2) after w1 wedged the kernel
+# boot 2 policy: always-sync
+ok 3 b # SKIP not here
+# console: Kernel panic
+not ok 4 w2 # ERROR guest died
+# resumed in a fresh VM (boot 3) after the guest died in w2
+# boot 3 policy: skip-if-unused
+ok 5 c
+# Totals: pass:2 fail:1 xfail:0 xpass:0 skip:1 error:1
+EOF
+check_rc "ktap-merge.sh merges three boots: exit 1 (a case failed)" 1 \
+	"$TOOLS/ktap-merge.sh" "$tmp/boot-1.ktap" "$tmp/boot-2.ktap" "$tmp/boot-3.ktap"
+cmp -s "$tmp/rc.out" "$tmp/merged.want" ||
+	not_ok "ktap-merge.sh: one plan, every case once in order, notes, totals" \
+		"$(diff "$tmp/merged.want" "$tmp/rc.out")"
+printf '%s\n' 'policy always-sync' 'a ok' 'w1 timeout' 'b skip' 'w2 error' 'c ok' >"$tmp/merged.verdicts"
+check "compare-verdicts.sh accepts the merged document" \
+	"$TOOLS/compare-verdicts.sh" "$tmp/merged.want" "$tmp/merged.verdicts"
+check_rc "ktap-merge.sh of one document: exit 0" 0 "$TOOLS/ktap-merge.sh" "$tmp/boot-3.ktap"
+cmp -s "$tmp/rc.out" "$tmp/boot-3.ktap" || not_ok "ktap-merge.sh leaves one document as it is"
+printf '%s\n' 'TAP version 13' '1..2' 'ok 1 a # SKIP x' 'ok 2 b # SKIP y' >"$tmp/skipped.ktap"
+check_rc "ktap-merge.sh: every case skipped: exit 4" 4 "$TOOLS/ktap-merge.sh" "$tmp/skipped.ktap"
+check_rc "ktap-merge.sh: a missing document: exit 2" 2 "$TOOLS/ktap-merge.sh" "$tmp/none.ktap"
+printf '# no plan\n' >"$tmp/noplan.ktap"
+check_rc "ktap-merge.sh: no plan in the first document: exit 3" 3 \
+	"$TOOLS/ktap-merge.sh" "$tmp/noplan.ktap" "$tmp/boot-3.ktap"
+
 # ---- vm-run.sh ------------------------------------------------------------
 section "vm-run.sh"
 
@@ -380,14 +502,83 @@ fi
 check_rc "vm-run.sh watchdog: no end marker in 2 s exits 3" 3 \
 	"$TOOLS/vm-run.sh" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out-timeout" \
 		--accel tcg --timeout 2
-check_rc "vm-run.sh watchdog: a hanging suite exits 3 with what it printed" 3 \
-	"$TOOLS/vm-run.sh" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out-hang" \
-		--accel tcg --timeout 30 -- --hang
-printf 'TAP version 13\n1..1\n# hanging\n' | cmp -s - "$tmp/out-hang/results.ktap" ||
-	not_ok "the hanging suite's partial KTAP is in results.ktap" "$(cat "$tmp/out-hang/results.ktap")"
-grep -q '^# hanging' "$tmp/rc.out" || not_ok "the hanging suite's partial KTAP is on stdout"
-if pgrep -f "$tmp/out-(timeout|hang)" >/dev/null; then
+if pgrep -f "$tmp/out-timeout" >/dev/null; then
 	not_ok "no QEMU left behind after the watchdog"
+fi
+
+# ---- vm-run.sh: a deadlock is a verdict -----------------------------------
+section "vm-run.sh: wedged kernels"
+
+# Boot 1 wedges in wedge_hang and never ends (no end marker: the host takes
+# what arrived); boot 2 runs the rest, wedges in wedge_exit, whose leftover
+# holds the suite's stdout (guest-init must end anyway); boot 3 ends.
+cat >"$tmp/wedge.want" <<'EOF'
+TAP version 13
+1..5
+# policy: standin
+ok 1 ok_first
+# wedge_hang: the load is stuck in D state
+not ok 2 wedge_hang # TIMEOUT 1
+# kernel wedged by wedge_hang
+# resumed in a fresh VM (boot 2) after wedge_hang wedged the kernel
+# boot 2 policy: standin
+ok 3 ok_middle
+# wedge_exit: the load is stuck in D state
+not ok 4 wedge_exit # TIMEOUT 1
+# kernel wedged by wedge_exit
+# resumed in a fresh VM (boot 3) after wedge_exit wedged the kernel
+# boot 3 policy: standin
+ok 5 ok_last
+# Totals: pass:3 fail:2 xfail:0 xpass:0 skip:0 error:0
+EOF
+printf '%s\n' 'policy standin' 'status 1' 'ok_first ok' 'wedge_hang timeout' \
+	'ok_middle ok' 'wedge_exit timeout' 'ok_last ok' >"$tmp/wedge.verdicts"
+watchdog=120
+start=$SECONDS
+check_rc "vm-run.sh resumes after wedges in fresh VMs: rc 1" 1 \
+	"$TOOLS/vm-run.sh" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out-wedge" \
+		--accel tcg --timeout "$watchdog" -- --scenario wedge
+took=$((SECONDS - start))
+cmp -s "$tmp/rc.out" "$tmp/wedge.want" ||
+	not_ok "one KTAP document: every case once, in order, with the resume notes" \
+		"$(diff "$tmp/wedge.want" "$tmp/rc.out")"
+cmp -s "$tmp/rc.out" "$tmp/out-wedge/results.ktap" || not_ok "results.ktap is what vm-run.sh printed"
+check "compare-verdicts.sh accepts the merged document" \
+	"$TOOLS/compare-verdicts.sh" --status 1 "$tmp/out-wedge/results.ktap" "$tmp/wedge.verdicts"
+[ "$took" -lt "$watchdog" ] ||
+	not_ok "no boot waited for its watchdog after a wedge ($took s)"
+check "each boot's KTAP is kept (boot-1..3.ktap)" \
+	test -s "$tmp/out-wedge/boot-3.ktap" -a ! -e "$tmp/out-wedge/boot-4.ktap"
+[ "$(grep -ac 'MODULE_ASYNC_END rc=1' "$tmp/out-wedge/serial1.log")" = 1 ] ||
+	not_ok "guest-init ends the run when a leftover holds the suite's stdout" \
+		"$(grep -a MODULE_ASYNC "$tmp/out-wedge/serial1.log")"
+check "vm-run.sh logs the time to each verdict" \
+	grep -qE '^vm-run.sh: boot 2: [0-9.]+ s to verdict: not ok 2 wedge_exit' "$tmp/rc.err"
+log "wedge scenario: 3 boots in $took s"
+
+# Boot 1 panics in "panic"; boot 2 hangs in "hang" (no end marker before
+# --timeout); boot 3 runs the last case.
+printf '%s\n' 'policy standin' 'status 1' 'ok_first ok' 'panic error' 'hang error' \
+	'ok_last ok' >"$tmp/die.verdicts"
+start=$SECONDS
+check_rc "vm-run.sh goes on after a guest dies: rc 1" 1 \
+	"$TOOLS/vm-run.sh" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out-die" \
+		--accel tcg --timeout 20 -- --scenario die
+took=$((SECONDS - start))
+check "compare-verdicts.sh accepts the document of a run whose guests died" \
+	"$TOOLS/compare-verdicts.sh" --status 1 "$tmp/out-die/results.ktap" "$tmp/die.verdicts"
+# shellcheck disable=SC2016 # awk program
+check "the panicking case is ERROR with the console's panic before it" \
+	awk '/^# console: .*Kernel panic - not syncing: sysrq triggered crash/ { seen = 1 }
+	     /^not ok 2 panic # ERROR guest died: Kernel panic - not syncing: sysrq triggered crash$/ { ok = seen }
+	     END { exit !ok }' "$tmp/out-die/results.ktap"
+check "the hanging case is ERROR: no end marker" \
+	grep -qx 'not ok 3 hang # ERROR no end marker within 20 s (boot 2)' "$tmp/out-die/results.ktap"
+check "the fresh VMs are noted" \
+	grep -qx '# resumed in a fresh VM (boot 3) after the guest died in hang' "$tmp/out-die/results.ktap"
+log "die scenario: 3 boots in $took s"
+if pgrep -f "$tmp/out-(wedge|die)" >/dev/null; then
+	not_ok "no QEMU left behind after wedges and deaths"
 fi
 check_rc "vm-run.sh: a missing initramfs exits 3" 3 \
 	"$TOOLS/vm-run.sh" --kernel "$entry" --initrd "$tmp/none.gz" --out "$tmp/out-none"
