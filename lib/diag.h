@@ -14,6 +14,10 @@
 #define __printf(a, b)	__attribute__((format(printf, a, b)))
 #endif
 
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(arr)	(sizeof(arr) / sizeof((arr)[0]))
+#endif
+
 typedef void (*diag_hook)(const char *line);
 
 /* Route diagnostic lines to @hook (NULL: stderr, the default). */

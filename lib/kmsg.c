@@ -79,7 +79,7 @@ static bool contains(const char *msg, size_t len, const char *needle)
 void kmsg_scan_record(struct kmsg_scan *scan, const char *record, size_t len)
 {
 	const char *msg, *end;
-	bool warning, match;
+	bool warning, hung, match;
 	size_t msg_len;
 
 	/* The message follows the header's ';' and ends at the first '\n'. */
@@ -92,14 +92,18 @@ void kmsg_scan_record(struct kmsg_scan *scan, const char *record, size_t len)
 
 	scan->nr_records++;
 	warning = msg_len >= 8 && !memcmp(msg, "WARNING:", 8);
+	hung = msg_len >= 11 && !memcmp(msg, "INFO: task ", 11) &&
+	       contains(msg, msg_len, " blocked for more than ");
 	match = scan->pattern && contains(msg, msg_len, scan->pattern);
 	if (warning)
 		scan->nr_warnings++;
 	if (match)
 		scan->nr_matches++;
+	if (hung)
+		scan->nr_hung++;
 	if (warning && match)
 		scan->warning_matches = true;
-	if (warning || match)
+	if (warning || hung || match)
 		kmsg_keep(scan, msg, msg_len);
 }
 
@@ -129,6 +133,36 @@ int kmsg_scan(struct kmsg_scan *scan)
 			return count;
 		return -errno;
 	}
+}
+
+int kmsg_each(int fd, kmsg_fn fn, void *arg, int timeout_ms)
+{
+	static char record[KMSG_RECORD_MAX + 1];
+	long long deadline = now_us() + timeout_ms * 1000LL;
+	char *msg, *end;
+	int count = 0;
+	ssize_t n;
+
+	while (now_us() < deadline) {
+		n = read(fd, record, KMSG_RECORD_MAX);
+		if (n < 0 && (errno == EINTR || errno == EPIPE))
+			continue;	/* EPIPE: overwritten, go on after it */
+		if (n < 0 && errno == EAGAIN)
+			return count;
+		if (n <= 0)
+			return n ? -errno : count;
+		record[n] = '\0';
+		count++;
+		msg = strchr(record, ';');
+		if (!msg)
+			continue;
+		msg++;
+		end = strchr(msg, '\n');
+		if (end)
+			*end = '\0';
+		fn(arg, msg);
+	}
+	return count;
 }
 
 void kmsg_report(const struct kmsg_scan *scan, const char *prefix)

@@ -4,8 +4,9 @@
  *
  * A case opens the log at its start (kmsg_open(), positioned after the last
  * record) and scans it at its end: the WARNING lines the kernel printed
- * meanwhile, and the lines that mention a pattern (a module name, a
- * function), are the case's evidence. kmsg_open() with from_start reads
+ * meanwhile, the hung-task detector's reports ("INFO: task modprobe:127
+ * blocked for more than 10 seconds."), and the lines that mention a pattern
+ * (a module name, a function), are the case's evidence. kmsg_open() with from_start reads
  * everything still in the buffer: a WARN_ON_ONCE() fires once per boot, so
  * a warning may be older than the case that looks for it.
  */
@@ -25,6 +26,7 @@ struct kmsg_scan {
 	unsigned int nr_lost;		/* times records were overwritten unread */
 	unsigned int nr_warnings;	/* "WARNING:" lines */
 	unsigned int nr_matches;	/* lines mentioning the pattern */
+	unsigned int nr_hung;		/* hung-task reports ("INFO: task") */
 	bool warning_matches;		/* a WARNING line mentions the pattern */
 	unsigned int nr_lines;		/* lines kept in lines[] */
 	unsigned int nr_dropped;	/* lines that did not fit in lines[] */
@@ -51,6 +53,14 @@ int kmsg_scan(struct kmsg_scan *scan);
 
 /* Scan one record: "prio,seq,usec,flags;message\n[ KEY=value\n...]". */
 void kmsg_scan_record(struct kmsg_scan *scan, const char *record, size_t len);
+
+/*
+ * Read every record available on @fd for at most @timeout_ms, calling @fn
+ * with its message (NUL-terminated, without header and dictionary).
+ * Returns how many records, or -errno.
+ */
+typedef void (*kmsg_fn)(void *arg, const char *msg);
+int kmsg_each(int fd, kmsg_fn fn, void *arg, int timeout_ms);
 
 /* Log the kept lines as diagnostics, each prefixed with @prefix. */
 void kmsg_report(const struct kmsg_scan *scan, const char *prefix);

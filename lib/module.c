@@ -324,7 +324,7 @@ int modlist_unload_new(const struct modlist *before, int timeout_ms)
 				diag("left loaded: %s (%s)", now.name[i],
 				     strerror(-ret));
 			if (ret == -ETIMEDOUT)
-				return left;	/* the kernel is stuck */
+				return ret;	/* the kernel is stuck */
 		}
 		if (!left)
 			break;

@@ -86,7 +86,8 @@ int modules_dump_loading(void);
 
 /*
  * Unload every module loaded since @before was read, dependents first,
- * each with a bound of @timeout_ms. Returns how many are left loaded.
+ * each with a bound of @timeout_ms. Returns how many are left loaded, or
+ * -ETIMEDOUT at the first unload that did not return (the kernel is stuck).
  */
 int modlist_unload_new(const struct modlist *before, int timeout_ms);
 

@@ -2,6 +2,7 @@
 /*
  * Tasks as /proc shows them (see tasks.h).
  */
+#define _GNU_SOURCE
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -31,8 +32,9 @@ static FILE *task_open(pid_t pid, const char *file)
 	return fopen(path, "re");
 }
 
-/* /proc/<pid>/stat: "pid (comm) S ...", comm may contain spaces and ')'. */
-static int task_stat(pid_t pid, char *comm, size_t len, char *state)
+/* /proc/<pid>/stat: "pid (comm) S ppid ...", comm may contain ' ' and ')'. */
+static int task_stat_ppid(pid_t pid, char *comm, size_t len, char *state,
+			  int *ppid)
 {
 	char buf[512], *open, *close;
 	FILE *f;
@@ -55,7 +57,14 @@ static int task_stat(pid_t pid, char *comm, size_t len, char *state)
 	}
 	if (state)
 		*state = close[2];
+	if (ppid && sscanf(close + 3, " %d", ppid) != 1)
+		*ppid = 0;
 	return 0;
+}
+
+static int task_stat(pid_t pid, char *comm, size_t len, char *state)
+{
+	return task_stat_ppid(pid, comm, len, state, NULL);
 }
 
 char task_state(pid_t pid)
@@ -121,4 +130,227 @@ int tasks_dump_blocked(void)
 	}
 	closedir(dir);
 	return count;
+}
+
+/* ---- stacks as frames --------------------------------------------------- */
+
+/*
+ * Functions that say nothing about who waits for whom: the scheduler's
+ * (the kernel's dumps show them, /proc/<pid>/stack does not), the system
+ * call entry, and the machinery under every kworker and kthread. A '*' at
+ * the end matches any function that starts with the rest.
+ */
+static const char * const generic_functions[] = {
+	"__schedule", "schedule", "schedule_*", "io_schedule*",
+	"__wait_for_common", "wait_for_common*", "do_wait_for_common",
+	"wait_for_completion*",
+	"process_one_work", "worker_thread", "kthread", "ret_from_fork*",
+	"do_syscall_64", "entry_SYSCALL_64*", "__x64_sys_*",
+	"syscall_exit_to_user_mode*", "exit_to_user_mode*",
+};
+
+static bool function_matches(const char *func, const char *pattern)
+{
+	size_t n = strlen(pattern);
+
+	if (n && pattern[n - 1] == '*')
+		return !strncmp(func, pattern, n - 1);
+	return !strcmp(func, pattern);
+}
+
+static bool function_is_generic(const char *func)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(generic_functions); i++)
+		if (function_matches(func, generic_functions[i]))
+			return true;
+	return false;
+}
+
+/* "f+0x1/0x2 [mod]" -> "f" */
+static void frame_function(const char *frame, char *buf, size_t len)
+{
+	size_t n = strcspn(frame, "+ ");
+
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, frame, n);
+	buf[n] = '\0';
+}
+
+bool task_stack_add(struct task_stack *t, const char *line)
+{
+	char func[TASK_FRAME_LEN], last[TASK_FRAME_LEN];
+	const char *p = line;
+	bool unreliable = false;
+	size_t n;
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (!strncmp(p, "[<", 2)) {	/* /proc/<pid>/stack: "[<0>] f+..." */
+		p = strstr(p, "] ");
+		if (!p)
+			return false;
+		p += 2;
+	}
+	if (!strncmp(p, "? ", 2)) {	/* the unwinder's guess */
+		unreliable = true;
+		p += 2;
+	}
+	/* A frame is "f+0x1/0x2", maybe followed by " [mod]". */
+	n = strcspn(p, "\n ");
+	if (!n || !memmem(p, n, "+0x", 3) || !memmem(p, n, "/0x", 3))
+		return false;
+
+	t->has_stack = true;
+	frame_function(p, func, sizeof(func));
+	if (t->nr_frames)
+		task_frame_function(t, t->nr_frames - 1, last, sizeof(last));
+	if (unreliable || function_is_generic(func) ||
+	    (t->nr_frames && !strcmp(func, last))) {
+		t->nr_trimmed++;
+		return true;
+	}
+	if (t->nr_frames == TASK_FRAMES_MAX) {
+		t->nr_dropped++;
+		return true;
+	}
+	snprintf(t->frames[t->nr_frames], TASK_FRAME_LEN, "%.*s",
+		 (int)strcspn(p, "\n"), p);
+	t->nr_frames++;
+	return true;
+}
+
+void task_frame_function(const struct task_stack *t, unsigned int i,
+			 char *buf, size_t len)
+{
+	if (i >= t->nr_frames) {
+		if (len)
+			buf[0] = '\0';
+		return;
+	}
+	frame_function(t->frames[i], buf, len);
+}
+
+int task_stack_find(const struct task_stack *t, const char *func)
+{
+	char name[TASK_FRAME_LEN];
+	unsigned int i;
+
+	for (i = 0; i < t->nr_frames; i++) {
+		task_frame_function(t, i, name, sizeof(name));
+		if (function_matches(name, func))
+			return i;
+	}
+	return -1;
+}
+
+static void task_read_cmdline(int pid, struct task_stack *t)
+{
+	FILE *f = task_open(pid, "cmdline");
+	size_t n, i;
+
+	if (!f)
+		return;
+	n = fread(t->cmdline, 1, sizeof(t->cmdline) - 1, f);
+	fclose(f);
+	while (n && !t->cmdline[n - 1])
+		n--;
+	for (i = 0; i < n; i++)
+		if (!t->cmdline[i])
+			t->cmdline[i] = ' ';
+	t->cmdline[n] = '\0';
+}
+
+int task_read(int pid, struct task_stack *t, bool cmdline)
+{
+	char line[256];
+	FILE *f;
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	ret = task_stat_ppid(pid, t->comm, sizeof(t->comm), &t->state,
+			     &t->ppid);
+	if (ret)
+		return ret;
+	if (t->ppid > 0)
+		task_comm(t->ppid, t->parent_comm, sizeof(t->parent_comm));
+	f = task_open(pid, "stack");
+	if (f) {
+		t->has_stack = true;
+		while (fgets(line, sizeof(line), f))
+			task_stack_add(t, line);
+		fclose(f);
+	}
+	if (cmdline)
+		task_read_cmdline(pid, t);
+	return 0;
+}
+
+/* Tasks that sleep in module loading: their command line names the module. */
+static bool task_loads_a_module(const struct task_stack *t)
+{
+	return task_stack_find(t, "do_init_module") >= 0 ||
+	       task_stack_find(t, "load_module") >= 0;
+}
+
+int tasks_read_blocked(struct task_set *set)
+{
+	static struct task_stack t;
+	struct dirent *de;
+	DIR *dir;
+	int pid;
+
+	memset(set, 0, sizeof(*set));
+	dir = opendir(proc_root);
+	if (!dir)
+		return 0;
+	while ((de = readdir(dir))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid = atoi(de->d_name);
+		if (task_state(pid) != 'D' || task_read(pid, &t, false))
+			continue;
+		if (task_loads_a_module(&t))
+			task_read_cmdline(pid, &t);
+		task_set_add(set, &t);
+	}
+	closedir(dir);
+	return set->nr + set->nr_more;
+}
+
+struct task_stack *task_set_find(struct task_set *set, int pid)
+{
+	unsigned int i;
+
+	for (i = 0; i < set->nr; i++)
+		if (set->tasks[i].pid == pid)
+			return &set->tasks[i];
+	return NULL;
+}
+
+struct task_stack *task_set_add(struct task_set *set,
+				const struct task_stack *t)
+{
+	if (set->nr == TASK_SET_MAX) {
+		set->nr_more++;
+		return NULL;
+	}
+	set->tasks[set->nr] = *t;
+	return &set->tasks[set->nr++];
+}
+
+void task_stack_report(const struct task_stack *t, const char *indent)
+{
+	unsigned int i;
+
+	diag("%stask %d (%s) state %c%s%s%s", indent, t->pid, t->comm,
+	     t->state ? t->state : '?', t->cmdline[0] ? ": " : "",
+	     t->cmdline, t->has_stack ? "" : ", no kernel stack");
+	for (i = 0; i < t->nr_frames; i++)
+		diag("%s  %s", indent, t->frames[i]);
+	if (t->nr_dropped)
+		diag("%s  ... %u more frames", indent, t->nr_dropped);
 }

@@ -30,8 +30,11 @@
 #include "diag.h"
 #include "kmsg.h"
 #include "knob.h"
+#include "ktap.h"
 #include "module.h"
+#include "sysrq.h"
 #include "tasks.h"
+#include "waitfor.h"
 
 /* Slack for a loaded host: a bound must hold within this much. */
 #define SLACK_MS	1000
@@ -602,6 +605,320 @@ TEST_F(fake_proc, dumps_the_stacks_of_blocked_tasks_only)
 	EXPECT_EQ(NULL, strstr(captured, "task 200"));
 }
 
+/* ---- stacks, the kernel's dump of blocked tasks, the wait-for cycle ---- */
+
+/* As the stock Debian 6.1 kernel showed them in request_module_from_async_*. */
+static const char * const requester_stack[] = {
+	"[<0>] call_usermodehelper_exec+0x14a/0x1a0",
+	"[<0>] __request_module+0x1a5/0x3e0",
+	"[<0>] ma_job_fn+0xa3/0xf0 [ma_request]",
+	"[<0>] async_run_entry_fn+0x30/0x130",
+	"[<0>] process_one_work+0x1c7/0x380",
+	"[<0>] worker_thread+0x4d/0x380",
+	"[<0>] kthread+0xda/0x100",
+	"[<0>] ret_from_fork+0x22/0x30",
+	NULL,
+};
+
+static const char * const loader_stack[] = {
+	"[<0>] async_synchronize_cookie_domain+0x114/0x150",
+	"[<0>] do_init_module+0x17a/0x1f0",
+	"[<0>] __do_sys_finit_module+0xac/0x120",
+	"[<0>] do_syscall_64+0x5d/0xb0",
+	"[<0>] entry_SYSCALL_64_after_hwframe+0x6e/0xd8",
+	NULL,
+};
+
+/* A task blocked elsewhere, and a job held on its gate. */
+static const char * const unrelated_stack[] = {
+	"[<0>] jbd2_log_wait_commit+0xbd/0x120",
+	"[<0>] ext4_sync_file+0x1d4/0x380",
+	"[<0>] do_fsync+0x38/0x70",
+	NULL,
+};
+
+static const char * const gated_job_stack[] = {
+	"[<0>] ma_job_fn+0x40/0x90 [ma_gate]",
+	"[<0>] async_run_entry_fn+0x30/0x130",
+	"[<0>] process_one_work+0x1c7/0x380",
+	NULL,
+};
+
+/* A blocked task with @frames (NULL-terminated) as its stack. */
+static void make_task(struct task_stack *t, int pid, const char *comm,
+		      const char *parent, const char *cmdline,
+		      const char * const frames[])
+{
+	size_t i;
+
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->ppid = pid - 1;
+	t->state = 'D';
+	snprintf(t->comm, sizeof(t->comm), "%s", comm);
+	snprintf(t->parent_comm, sizeof(t->parent_comm), "%s", parent);
+	snprintf(t->cmdline, sizeof(t->cmdline), "%s", cmdline);
+	for (i = 0; frames[i]; i++)
+		task_stack_add(t, frames[i]);
+}
+
+TEST(stack_frames_leave_out_generic_and_unreliable_ones)
+{
+	struct task_stack t;
+	char func[64];
+
+	make_task(&t, 25, "kworker/u4:1+events_unbound", "kthreadd", "",
+		  requester_stack);
+	ASSERT_EQ(4, t.nr_frames);
+	EXPECT_EQ(4, t.nr_trimmed);
+	EXPECT_STREQ("call_usermodehelper_exec+0x14a/0x1a0", t.frames[0]);
+	EXPECT_STREQ("ma_job_fn+0xa3/0xf0 [ma_request]", t.frames[2]);
+	task_frame_function(&t, 2, func, sizeof(func));
+	EXPECT_STREQ("ma_job_fn", func);
+	EXPECT_EQ(1, task_stack_find(&t, "__request_module"));
+	EXPECT_EQ(0, task_stack_find(&t, "call_usermode*"));
+	EXPECT_EQ(-1, task_stack_find(&t, "kthread"));
+
+	/* The kernel's dump: scheduler frames, "? " guesses, repeats. */
+	memset(&t, 0, sizeof(t));
+	EXPECT_TRUE(task_stack_add(&t, " __schedule+0x34d/0x9e0"));
+	EXPECT_TRUE(task_stack_add(&t, " schedule+0x5d/0xe0"));
+	EXPECT_TRUE(task_stack_add(&t, " schedule_timeout+0x118/0x150"));
+	EXPECT_TRUE(task_stack_add(&t, " ? __request_module+0x1a5/0x3e0"));
+	EXPECT_TRUE(task_stack_add(&t, " __wait_for_common+0x8f/0x190"));
+	EXPECT_TRUE(task_stack_add(&t, " call_usermodehelper_exec+0x14a/0x1a0"));
+	EXPECT_TRUE(task_stack_add(&t, " call_usermodehelper_exec+0x14a/0x1a0"));
+	EXPECT_TRUE(task_stack_add(&t, " __request_module+0x1a5/0x3e0"));
+	EXPECT_FALSE(task_stack_add(&t, " <TASK>"));
+	EXPECT_FALSE(task_stack_add(&t, "Call Trace:"));
+	EXPECT_FALSE(task_stack_add(&t, "RIP: 0033:0x7f3c1e6c8f29"));
+	ASSERT_EQ(2, t.nr_frames);
+	EXPECT_EQ(6, t.nr_trimmed);
+	EXPECT_STREQ("call_usermodehelper_exec+0x14a/0x1a0", t.frames[0]);
+	EXPECT_STREQ("__request_module+0x1a5/0x3e0", t.frames[1]);
+}
+
+TEST(stack_frames_are_bounded)
+{
+	struct task_stack t;
+	char frame[64];
+	int i;
+
+	memset(&t, 0, sizeof(t));
+	for (i = 0; i < TASK_FRAMES_MAX + 5; i++) {
+		snprintf(frame, sizeof(frame), "[<0>] f%d+0x1/0x2", i);
+		task_stack_add(&t, frame);
+	}
+	EXPECT_EQ(TASK_FRAMES_MAX, t.nr_frames);
+	EXPECT_EQ(5, t.nr_dropped);
+}
+
+/* sysrq w on the stock kernel, as /dev/kmsg gives it: one line a record. */
+static const char * const sysrq_w_dump[] = {
+	"sysrq: Show Blocked State",
+	"task:kworker/u4:1    state:D stack:0     pid:25    ppid:2      flags:0x00004000",
+	"Workqueue: events_unbound async_run_entry_fn",
+	"Call Trace:",
+	" <TASK>",
+	" __schedule+0x34d/0x9e0",
+	" schedule+0x5d/0xe0",
+	" schedule_timeout+0x118/0x150",
+	" __wait_for_common+0x8f/0x190",
+	" ? usleep_range_state+0x90/0x90",
+	" call_usermodehelper_exec+0x14a/0x1a0",
+	" __request_module+0x1a5/0x3e0",
+	" ma_job_fn+0xa3/0xf0 [ma_request]",
+	" async_run_entry_fn+0x30/0x130",
+	" process_one_work+0x1c7/0x380",
+	" worker_thread+0x4d/0x380",
+	" ? rescuer_thread+0x3a0/0x3a0",
+	" kthread+0xda/0x100",
+	" ? kthread_complete_and_exit+0x20/0x20",
+	" ret_from_fork+0x22/0x30",
+	" </TASK>",
+	"task:modprobe        state:D stack:0     pid:127   ppid:126    flags:0x00004002",
+	"Call Trace:",
+	" <TASK>",
+	" __schedule+0x34d/0x9e0",
+	" schedule+0x5d/0xe0",
+	" async_synchronize_cookie_domain+0x114/0x150",
+	" ? cpuusage_read+0x10/0x10",
+	" do_init_module+0x17a/0x1f0",
+	" __do_sys_finit_module+0xac/0x120",
+	" do_syscall_64+0x5d/0xb0",
+	" entry_SYSCALL_64_after_hwframe+0x6e/0xd8",
+	"RIP: 0033:0x7f3c1e6c8f29",
+	"RSP: 002b:00007ffd3ad4e648 EFLAGS: 00000246 ORIG_RAX: 0000000000000139",
+	" </TASK>",
+};
+
+TEST(sysrq_w_dump_is_parsed_into_tasks)
+{
+	static struct blocked_dump d;
+	const struct task_stack *t;
+	size_t i;
+
+	blocked_dump_reset(&d);
+	for (i = 0; i < ARRAY_SIZE(sysrq_w_dump); i++)
+		blocked_dump_message(&d, sysrq_w_dump[i]);
+	/* A hung-task report of the same task meanwhile: not a second one. */
+	blocked_dump_message(&d, sysrq_w_dump[21]);
+	blocked_dump_message(&d, " load_module+0x1/0x2");
+
+	EXPECT_TRUE(d.header);
+	ASSERT_EQ(2, d.tasks.nr);
+	t = &d.tasks.tasks[0];
+	EXPECT_EQ(25, t->pid);
+	EXPECT_EQ(2, t->ppid);
+	EXPECT_EQ('D', t->state);
+	EXPECT_STREQ("kworker/u4:1", t->comm);
+	ASSERT_EQ(4, t->nr_frames);
+	EXPECT_STREQ("call_usermodehelper_exec+0x14a/0x1a0", t->frames[0]);
+	EXPECT_STREQ("async_run_entry_fn+0x30/0x130", t->frames[3]);
+	t = &d.tasks.tasks[1];
+	EXPECT_EQ(127, t->pid);
+	EXPECT_EQ(126, t->ppid);
+	EXPECT_STREQ("modprobe", t->comm);
+	ASSERT_EQ(3, t->nr_frames);
+	EXPECT_STREQ("async_synchronize_cookie_domain+0x114/0x150",
+		     t->frames[0]);
+	EXPECT_STREQ("__do_sys_finit_module+0xac/0x120", t->frames[2]);
+}
+
+/* Is @line exactly @parts (NULL-terminated) one after the other? */
+static bool is_sequence(const char *line, const char * const parts[])
+{
+	size_t i, n;
+
+	for (i = 0; parts[i]; i++) {
+		n = strlen(parts[i]);
+		if (strncmp(line, parts[i], n))
+			return false;
+		line += n;
+	}
+	return !*line;
+}
+
+static const char * const cycle_of_request[] = {
+	"async job ma_job_fn [ma_request] in kworker/u4:1 (pid 25)",
+	" -> request_module(kyber-iosched) -> modprobe (pid 127)",
+	" -> do_init_module -> async_synchronize_cookie_domain",
+	" -> waits for the async job in kworker/u4:1 (pid 25)",
+	NULL,
+};
+
+static const char * const cycle_of_elevator[] = {
+	"async job ma_job_fn.cold [ma_elv] in kworker/u4:0 (pid 9)",
+	" -> elevator_get -> request_module(kyber-iosched)",
+	" -> modprobe (pid 114) -> do_init_module",
+	" -> async_synchronize_cookie_domain",
+	" -> waits for the async job in kworker/u4:0 (pid 9)",
+	NULL,
+};
+
+TEST(wait_for_cycle_of_a_request_from_async)
+{
+	static struct task_set set;
+	struct task_stack t;
+	char line[1024];
+
+	memset(&set, 0, sizeof(set));
+	make_task(&t, 25, "kworker/u4:1+events_unbound", "kthreadd", "",
+		  requester_stack);
+	task_set_add(&set, &t);
+	make_task(&t, 40, "jbd2/sda1-8", "kthreadd", "", unrelated_stack);
+	task_set_add(&set, &t);
+	make_task(&t, 127, "modprobe", "kworker/u4:0", "/sbin/modprobe -q -- kyber-iosched",
+		  loader_stack);
+	task_set_add(&set, &t);
+
+	EXPECT_TRUE(waitfor_cycle(&set, line, sizeof(line)));
+	EXPECT_TRUE(is_sequence(line, cycle_of_request));
+	EXPECT_TRUE(waitfor_involved(&set.tasks[0]));
+	EXPECT_FALSE(waitfor_involved(&set.tasks[1]));
+	EXPECT_TRUE(waitfor_involved(&set.tasks[2]));
+}
+
+TEST(wait_for_cycle_names_the_caller_of_request_module)
+{
+	static const char * const elv_stack[] = {
+		"[<0>] call_usermodehelper_exec+0x14a/0x1a0",
+		"[<0>] __request_module+0x1a5/0x3e0",
+		"[<0>] elevator_get+0x90/0xc0",
+		"[<0>] elv_iosched_store+0xfc/0x200",
+		"[<0>] kernel_write+0xf2/0x1b0",
+		"[<0>] ma_job_fn.cold+0x7b/0xab [ma_elv]",
+		"[<0>] async_run_entry_fn+0x30/0x130",
+		NULL,
+	};
+	static struct task_set set;
+	struct task_stack t;
+	char line[1024];
+
+	memset(&set, 0, sizeof(set));
+	make_task(&t, 114, "modprobe", "kworker/u4:1", "/sbin/modprobe -q -- kyber-iosched",
+		  loader_stack);
+	task_set_add(&set, &t);
+	make_task(&t, 9, "kworker/u4:0+events_unbound", "kthreadd", "",
+		  elv_stack);
+	task_set_add(&set, &t);
+
+	EXPECT_TRUE(waitfor_cycle(&set, line, sizeof(line)));
+	EXPECT_TRUE(is_sequence(line, cycle_of_elevator));
+}
+
+TEST(no_wait_for_cycle_in_unrelated_stacks)
+{
+	static struct task_set set;
+	struct task_stack t;
+	char line[1024];
+
+	/* Nothing blocked at all. */
+	memset(&set, 0, sizeof(set));
+	EXPECT_FALSE(waitfor_cycle(&set, line, sizeof(line)));
+	EXPECT_STREQ("none seen: no task of module loading or async work is blocked",
+		     line);
+
+	/* A job held on its gate, a task in the file system. */
+	make_task(&t, 30, "kworker/u4:2+events_unbound", "kthreadd", "",
+		  gated_job_stack);
+	task_set_add(&set, &t);
+	make_task(&t, 40, "jbd2/sda1-8", "kthreadd", "", unrelated_stack);
+	task_set_add(&set, &t);
+	EXPECT_FALSE(waitfor_cycle(&set, line, sizeof(line)));
+	EXPECT_STREQ("none seen: kworker/u4:2 (pid 30) in ma_job_fn [ma_gate]",
+		     line);
+	EXPECT_EQ(NULL, strstr(line, "request_module"));
+}
+
+TEST(no_wait_for_cycle_with_one_party_only)
+{
+	static struct task_set set;
+	struct task_stack t;
+	char line[1024];
+
+	/* The async job waits for modprobe, but no modprobe waits for it. */
+	memset(&set, 0, sizeof(set));
+	make_task(&t, 25, "kworker/u4:1+events_unbound", "kthreadd", "",
+		  requester_stack);
+	task_set_add(&set, &t);
+	EXPECT_FALSE(waitfor_cycle(&set, line, sizeof(line)));
+	EXPECT_NE(NULL, strstr(line, "none seen: async job ma_job_fn [ma_request]"));
+	EXPECT_NE(NULL, strstr(line, "no module loader waits for async work"));
+
+	/* A load of the runner's own (not a usermode helper) waits for async. */
+	make_task(&t, 300, "module_async", "module_async", "", loader_stack);
+	task_set_add(&set, &t);
+	EXPECT_FALSE(waitfor_cycle(&set, line, sizeof(line)));
+	EXPECT_NE(NULL, strstr(line, "not started by request_module() (parent: module_async)"));
+
+	/* The loader alone. */
+	memset(&set, 0, sizeof(set));
+	task_set_add(&set, &t);
+	EXPECT_FALSE(waitfor_cycle(&set, line, sizeof(line)));
+	EXPECT_NE(NULL, strstr(line, "no async job waits in request_module()"));
+}
+
 /* ---- modules (nothing is loaded) ---------------------------------------- */
 
 TEST(module_names_from_files)
@@ -956,6 +1273,119 @@ TEST(runner_help)
 	EXPECT_EQ(0, run_runner(args, -1, out, sizeof(out)));
 	EXPECT_NE(NULL, strstr(out, "Usage:"));
 	EXPECT_NE(NULL, strstr(out, "--allow-deadlock"));
+}
+
+/* ---- the KTAP document after a wedge ------------------------------------ */
+
+/* Run @fn in a child, its stdout in @out; returns its exit status. */
+static int ktap_run(void (*fn)(void), char *out, size_t len)
+{
+	int fds[2], status;
+	size_t n = 0;
+	ssize_t r;
+	pid_t pid;
+
+	if (pipe(fds))
+		return -1;
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		dup2(fds[1], STDOUT_FILENO);
+		close(fds[0]);
+		close(fds[1]);
+		fn();
+		_exit(99);	/* ktap_exit() did not exit */
+	}
+	close(fds[1]);
+	while (n + 1 < len && (r = read(fds[0], out + n, len - n - 1)) > 0)
+		n += r;
+	out[n] = '\0';
+	close(fds[0]);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+static const char * const wedge_cases[] = {
+	"first_passes", "second_wedges", "third", "fourth",
+};
+
+static void run_a_wedge(void)
+{
+	struct ktap_verdict pass = { .kind = KTAP_PASS };
+	struct ktap_verdict wedge = {
+		.kind = KTAP_TIMEOUT, .bound_ms = 10000, .wedged = true,
+		.reason = "the job did not return within 10000 ms",
+	};
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	ktap_begin(ARRAY_SIZE(wedge_cases));
+	if (ktap_may_run(wedge_cases[0]))
+		ktap_result(wedge_cases[0], &pass);
+	if (ktap_may_run(wedge_cases[1])) {
+		ktap_diag("evidence");
+		ktap_result(wedge_cases[1], &wedge);
+	}
+	if (ktap_may_run(wedge_cases[2]))
+		ktap_result(wedge_cases[2], &pass);	/* must not happen */
+	if (ktap_may_run(wedge_cases[3]))
+		ktap_result(wedge_cases[3], &pass);
+	ktap_exit();
+}
+
+TEST(ktap_after_a_wedge_skips_the_rest_naming_the_case)
+{
+	static char out[4096], copy[4096];
+	struct ktap k;
+	int status;
+
+	status = ktap_run(run_a_wedge, out, sizeof(out));
+	EXPECT_EQ(1, status);
+	strcpy(copy, out);
+	ktap_parse(&k, copy);
+	ktap_check(_metadata, &k, wedge_cases, ARRAY_SIZE(wedge_cases));
+	EXPECT_TRUE(k.results[0].ok);
+	EXPECT_STREQ("", k.results[0].directive);
+	EXPECT_FALSE(k.results[1].ok);
+	EXPECT_STREQ("TIMEOUT 10s", k.results[1].directive);
+	EXPECT_TRUE(k.results[2].ok);
+	EXPECT_STREQ("SKIP kernel wedged by second_wedges", k.results[2].directive);
+	EXPECT_TRUE(k.results[3].ok);
+	EXPECT_STREQ("SKIP kernel wedged by second_wedges", k.results[3].directive);
+
+	/* Evidence, reason, verdict, then the wedge, in this order. */
+	EXPECT_NE(NULL, strstr(out, "# evidence\n"
+			       "# the job did not return within 10000 ms\n"
+			       "not ok 2 second_wedges # TIMEOUT 10s\n"
+			       "# kernel wedged by second_wedges\n"
+			       "ok 3 third # SKIP kernel wedged by second_wedges\n"));
+	EXPECT_NE(NULL, strstr(out, "# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:2 error:0\n"));
+}
+
+static void run_a_timeout_without_wedge(void)
+{
+	struct ktap_verdict slow = {
+		.kind = KTAP_TIMEOUT, .bound_ms = 2500,
+		.reason = "the job did not start within 2500 ms",
+	};
+	struct ktap_verdict pass = { .kind = KTAP_PASS };
+
+	ktap_begin(2);
+	ktap_result("slow", &slow);
+	if (ktap_may_run("after"))
+		ktap_result("after", &pass);
+	ktap_exit();
+}
+
+TEST(ktap_timeout_without_a_wedge_lets_the_run_go_on)
+{
+	static char out[4096];
+
+	EXPECT_EQ(1, ktap_run(run_a_timeout_without_wedge, out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "not ok 1 slow # TIMEOUT 2.500s\nok 2 after\n"));
+	EXPECT_EQ(NULL, strstr(out, "wedged"));
 }
 
 TEST_HARNESS_MAIN

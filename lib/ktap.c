@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The runner's KTAP document (see ktap.h). The only user of kselftest.h's
+ * counters in the runner: every result goes through here.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "kselftest.h"
+
+#include "diag.h"
+#include "ktap.h"
+
+static char wedged_by[128];
+
+void ktap_begin(unsigned int plan)
+{
+	ksft_print_header();
+	ksft_set_plan(plan);
+}
+
+void ktap_diag(const char *line)
+{
+	ksft_print_msg("%s\n", line);
+}
+
+static void ktap_skip(const char *name, const char *reason)
+{
+	ksft_inc_xskip_cnt();
+	printf("ok %u %s # SKIP %s\n", ksft_test_num(), name, reason);
+}
+
+/* The bound in seconds, as short as it is exact: "10s", "2.5s". */
+static void ktap_timeout(const char *name, int bound_ms)
+{
+	if (bound_ms % 1000)
+		ksft_test_result_fail("%s # TIMEOUT %d.%03ds\n", name,
+				      bound_ms / 1000, bound_ms % 1000);
+	else
+		ksft_test_result_fail("%s # TIMEOUT %ds\n", name,
+				      bound_ms / 1000);
+}
+
+void ktap_result(const char *name, const struct ktap_verdict *v)
+{
+	switch (v->kind) {
+	case KTAP_PASS:
+		ksft_test_result_pass("%s\n", name);
+		break;
+	case KTAP_FAIL:
+		if (v->reason[0])
+			ktap_diag(v->reason);
+		ksft_test_result_fail("%s\n", name);
+		break;
+	case KTAP_TIMEOUT:
+		if (v->reason[0])
+			ktap_diag(v->reason);
+		ktap_timeout(name, v->bound_ms);
+		break;
+	case KTAP_SKIP:
+		ktap_skip(name, v->reason);
+		break;
+	}
+	if (v->wedged && !wedged_by[0]) {
+		snprintf(wedged_by, sizeof(wedged_by), "%s", name);
+		ksft_print_msg("kernel wedged by %s\n", name);
+	}
+}
+
+const char *ktap_wedged_by(void)
+{
+	return wedged_by[0] ? wedged_by : NULL;
+}
+
+bool ktap_may_run(const char *name)
+{
+	char reason[160];
+
+	if (!wedged_by[0])
+		return true;
+	snprintf(reason, sizeof(reason), "kernel wedged by %s", wedged_by);
+	ktap_skip(name, reason);
+	return false;
+}
+
+int ktap_exit(void)
+{
+	if (ksft_get_fail_cnt() || ksft_get_error_cnt())
+		return ksft_exit_fail();
+	if (!ksft_get_pass_cnt() && ksft_get_xskip_cnt()) {
+		ksft_print_cnts();
+		exit(KSFT_SKIP);
+	}
+	return ksft_exit_pass();
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The runner's KTAP document, on kselftest.h: header and plan, "#"
+ * diagnostics, one result line per case, totals and the exit status.
+ *
+ * A case can wedge the kernel for good: after a genuine deadlock every
+ * later module load and unload hangs. Such a case's result is
+ *   not ok N <case> # TIMEOUT <bound>s
+ *   # kernel wedged by <case>
+ * and every later case is reported without being run:
+ *   ok M <name> # SKIP kernel wedged by <case>
+ * so that a harness can resume the remaining cases on a fresh kernel and
+ * merge the documents. kselftest.h of 6.1 prints a skip without the test's
+ * name ("ok N # SKIP reason"); CI systems track results by name, so skips
+ * are printed here whole, and counted as kselftest.h counts them.
+ */
+#ifndef MA_KTAP_H
+#define MA_KTAP_H
+
+#include <stdbool.h>
+
+enum ktap_kind {
+	KTAP_PASS,
+	KTAP_FAIL,
+	KTAP_TIMEOUT,		/* a load or job did not end within bound_ms */
+	KTAP_SKIP,
+};
+
+struct ktap_verdict {
+	enum ktap_kind kind;
+	int bound_ms;		/* KTAP_TIMEOUT: the bound that expired */
+	bool wedged;		/* the kernel cannot be used after this case */
+	char reason[256];	/* FAIL, TIMEOUT: a "#" line; SKIP: the reason */
+};
+
+/* "TAP version 13" and the plan. */
+void ktap_begin(unsigned int plan);
+
+/* One "#" line (a diag() hook: see diag.h). */
+void ktap_diag(const char *line);
+
+/* Print @name's result, and "# kernel wedged by <name>" if it wedged. */
+void ktap_result(const char *name, const struct ktap_verdict *v);
+
+/* The case that wedged the kernel, or NULL. */
+const char *ktap_wedged_by(void);
+
+/*
+ * May @name run? Not once the kernel is wedged: then its SKIP line is
+ * printed here and false returned.
+ */
+bool ktap_may_run(const char *name);
+
+/* Totals, then exit 1 if a case failed, 4 if all skipped, else 0. */
+int ktap_exit(void);
+
+#endif /* MA_KTAP_H */
