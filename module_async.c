@@ -19,11 +19,20 @@
  * a gate (modules/ma_job.h) that this runner opens, so a policy can be
  * measured without wedging the kernel: hold a gate, load, see whether the
  * load returned before the gate opened, open it, see the load return. Loads
- * and unloads run in child processes under a watchdog (lib/child.h): a
- * genuine deadlock becomes "not ok ... # TIMEOUT" with the stuck tasks'
- * stacks, not a hung run. Cases that would deadlock this kernel for good
- * ("unsafe") run only where the policy probe says they cannot, or with
- * --allow-deadlock in a throw-away VM.
+ * and unloads run in child processes under a watchdog (lib/child.h). Cases
+ * that would deadlock this kernel for good ("unsafe") run only where the
+ * policy probe says they cannot, or with --allow-deadlock in a throw-away VM.
+ *
+ * A genuine deadlock is a verdict, not a hung run. When a case's load or
+ * async job does not come back within the bound (--timeout-ms), the case
+ * prints its evidence as "#" lines (the kernel's warnings and hung-task
+ * reports since it began, the stuck tasks' stacks, the kernel's dump of
+ * blocked tasks from sysrq w, and the wait-for cycle those stacks show),
+ * then "not ok N <case> # TIMEOUT <bound>s" and "# kernel wedged by <case>".
+ * The kernel cannot load or unload anything after that, so nothing more is
+ * tried: every remaining case is "ok M <name> # SKIP kernel wedged by
+ * <case>", and the run ends with the totals and exit status 1. A harness
+ * can run the remaining cases on a fresh kernel (tools/vm-run.sh does).
  *
  * Thresholds come from a baseline measured in the same run; no case sleeps
  * for a fixed time. Everything the runner changes is put back: modules it
@@ -48,8 +57,11 @@
 #include "lib/diag.h"
 #include "lib/kmsg.h"
 #include "lib/knob.h"
+#include "lib/ktap.h"
 #include "lib/module.h"
+#include "lib/sysrq.h"
 #include "lib/tasks.h"
+#include "lib/waitfor.h"
 
 /* Bound of every wait that should end; a failing case pays it once. */
 #define DEFAULT_TIMEOUT_MS	10000
@@ -95,18 +107,6 @@ enum policy {
 	POLICY_SKIP_IF_UNUSED,	/* only if init used async (3.8 - 5.16) */
 };
 
-enum verdict_kind {
-	VERDICT_PASS,
-	VERDICT_FAIL,
-	VERDICT_TIMEOUT,
-	VERDICT_SKIP,
-};
-
-struct verdict {
-	enum verdict_kind kind;
-	char reason[256];
-};
-
 /* Room for "/<module>.ko" after the modules directory in a PATH_MAX. */
 #define MODULES_DIR_MAX		(PATH_MAX - MA_MODULE_NAME_LEN - 8)
 
@@ -119,7 +119,7 @@ struct suite {
 	long long baseline_us;	/* slowest plain load; -1: not measured */
 	int hold_ms;		/* a load running this long is held */
 	enum policy policy;
-	const char *wedged_by;	/* case after which the kernel is stuck */
+	const char *wedged_by;	/* the case that wedged the kernel, or NULL */
 };
 
 struct ma_case;
@@ -128,7 +128,8 @@ struct ma_case;
 struct case_ctx {
 	struct suite *suite;
 	const struct ma_case *c;
-	struct verdict verdict;
+	struct ktap_verdict verdict;
+	long long begin_us;		/* when the case began */
 	bool kmsg_ok;
 	struct kmsg_scan kmsg;		/* positioned at the case's start */
 	struct modlist before;		/* modules loaded at the case's start */
@@ -154,7 +155,7 @@ static double ms(long long us)
 
 /* ---- verdicts ---------------------------------------------------------- */
 
-static void verdict_set(struct verdict *v, enum verdict_kind kind,
+static void verdict_set(struct ktap_verdict *v, enum ktap_kind kind,
 			const char *fmt, va_list ap)
 {
 	v->kind = kind;
@@ -167,18 +168,38 @@ fail(struct case_ctx *ctx, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	verdict_set(&ctx->verdict, VERDICT_FAIL, fmt, ap);
+	verdict_set(&ctx->verdict, KTAP_FAIL, fmt, ap);
 	va_end(ap);
 }
 
+/* A wait of the suite's bound expired, but the kernel came back. */
 static void __printf(2, 3)
 fail_timeout(struct case_ctx *ctx, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	verdict_set(&ctx->verdict, VERDICT_TIMEOUT, fmt, ap);
+	verdict_set(&ctx->verdict, KTAP_TIMEOUT, fmt, ap);
 	va_end(ap);
+	ctx->verdict.bound_ms = ctx->suite->timeout_ms;
+}
+
+/*
+ * A load or an async job did not come back within the suite's bound: a
+ * genuine deadlock. Nothing more can be loaded or unloaded: the case ends
+ * here, and the run after it (see run_case()).
+ */
+static void __printf(2, 3)
+wedged(struct case_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	verdict_set(&ctx->verdict, KTAP_TIMEOUT, fmt, ap);
+	va_end(ap);
+	ctx->verdict.bound_ms = ctx->suite->timeout_ms;
+	ctx->verdict.wedged = true;
+	ctx->suite->wedged_by = ctx->c->name;
 }
 
 static void __printf(2, 3)
@@ -187,48 +208,23 @@ skip(struct case_ctx *ctx, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	verdict_set(&ctx->verdict, VERDICT_SKIP, fmt, ap);
+	verdict_set(&ctx->verdict, KTAP_SKIP, fmt, ap);
 	va_end(ap);
 }
 
 static bool failed(const struct case_ctx *ctx)
 {
-	return ctx->verdict.kind != VERDICT_PASS;
+	return ctx->verdict.kind != KTAP_PASS;
 }
 
-/*
- * kselftest.h of 6.1 prints a skip as "ok N # SKIP reason", without the
- * test's name; KTAP wants "ok N name # SKIP reason", and CI systems track
- * results by name. Count it as kselftest.h does and print the whole line.
- */
-static void ksft_test_result_skip_named(const char *name, const char *reason)
+/* A load that failed: a timeout means the kernel is stuck. */
+static void fail_load(struct case_ctx *ctx, const char *module, int ret)
 {
-	ksft_inc_xskip_cnt();
-	printf("ok %u %s # SKIP %s\n", ksft_test_num(), name, reason);
-}
-
-static void report_verdict(const char *name, const struct verdict *v)
-{
-	switch (v->kind) {
-	case VERDICT_PASS:
-		ksft_test_result_pass("%s\n", name);
-		break;
-	case VERDICT_FAIL:
-		ksft_print_msg("%s\n", v->reason);
-		ksft_test_result_fail("%s\n", name);
-		break;
-	case VERDICT_TIMEOUT:
-		ksft_test_result_fail("%s # TIMEOUT %s\n", name, v->reason);
-		break;
-	case VERDICT_SKIP:
-		ksft_test_result_skip_named(name, v->reason);
-		break;
-	}
-}
-
-static void diag_to_ktap(const char *line)
-{
-	ksft_print_msg("%s\n", line);
+	if (ret == -ETIMEDOUT)
+		wedged(ctx, "loading %s did not return within %d ms", module,
+		       ctx->suite->timeout_ms);
+	else
+		fail(ctx, "cannot load %s: %s", module, strerror(-ret));
 }
 
 /* ---- the test modules -------------------------------------------------- */
@@ -378,9 +374,11 @@ static int load_beside_held_job(struct suite *s, const char *params,
 	ret = suite_baseline(s);
 	if (ret) {
 		diag("cannot measure a baseline: %s", strerror(-ret));
+		h->stuck = ret == -ETIMEDOUT;
 		return ret;
 	}
 	ret = test_module_load(s, "ma_gate", NULL);
+	h->stuck = ret == -ETIMEDOUT;
 	if (!ret)
 		ret = job_start("ma_gate");
 	if (!ret)
@@ -449,9 +447,12 @@ static const char *policy_name(enum policy policy)
 /*
  * Does do_init_module() wait for async work the module did not start? The
  * probe is safe on every kernel: the job it holds is released by its gate.
+ * It runs in the first case that needs it; if it does not come back, that
+ * case wedged the kernel.
  */
-static void suite_probe_policy(struct suite *s)
+static void suite_probe_policy(struct case_ctx *ctx)
 {
+	struct suite *s = ctx->suite;
 	struct held_load h;
 
 	if (s->policy != POLICY_UNPROBED)
@@ -463,9 +464,10 @@ static void suite_probe_policy(struct suite *s)
 		else if (!h.stuck)
 			s->policy = POLICY_ALWAYS_SYNC;
 	}
+	diag("policy: %s", policy_name(s->policy));
 	if (h.stuck)
-		s->wedged_by = "the policy probe";
-	ksft_print_msg("policy: %s\n", policy_name(s->policy));
+		wedged(ctx, "the policy probe's load did not return within %d ms",
+		       s->timeout_ms);
 }
 
 /* ---- prerequisites ----------------------------------------------------- */
@@ -521,14 +523,19 @@ static bool skip_unless_loadable(struct case_ctx *ctx, const char *target)
 	return true;
 }
 
-/* Would this case wedge this kernel for good? Then it skips. */
+/*
+ * Would this case wedge this kernel for good? Then it skips. True if the
+ * case must not run (its verdict is set: a skip, or the probe's wedge).
+ */
 static bool skip_if_unsafe(struct case_ctx *ctx)
 {
 	struct suite *s = ctx->suite;
 
 	if (ctx->c->safety == SAFE || s->allow_deadlock)
 		return false;
-	suite_probe_policy(s);
+	suite_probe_policy(ctx);
+	if (s->wedged_by)
+		return true;
 	if (s->policy == POLICY_SKIP_IF_UNUSED && ctx->c->safety != UNSAFE)
 		return false;
 
@@ -614,6 +621,11 @@ static void held_init_completes(struct case_ctx *ctx, const char *module)
 	int ret;
 
 	ret = suite_baseline(s);
+	if (ret == -ETIMEDOUT) {
+		wedged(ctx, "a load or unload of ma_plain did not return within %d ms",
+		       s->timeout_ms);
+		return;
+	}
 	if (ret) {
 		fail(ctx, "cannot measure a baseline: %s", strerror(-ret));
 		return;
@@ -641,13 +653,16 @@ static void held_init_completes(struct case_ctx *ctx, const char *module)
 	started_at = now_us();
 
 	if (status == CHILD_RUNNING && !started) {
+		/* A load that does not return once its gate opens is stuck. */
 		gate_open(module);
 		log_knobs(module);
-		fail_timeout(ctx, "the async job did not start within %d ms",
-			     s->timeout_ms);
-		if (module_load_wait(&load, s->timeout_ms) == CHILD_RUNNING) {
+		if (module_load_wait(&load, s->hold_ms) == CHILD_RUNNING) {
 			child_describe(&load.child, "load");
-			s->wedged_by = ctx->c->name;
+			wedged(ctx, "the job did not start within %d ms, nor did the load return",
+			       s->timeout_ms);
+		} else {
+			fail_timeout(ctx, "the async job did not start within %d ms",
+				     s->timeout_ms);
 		}
 		return;
 	}
@@ -677,9 +692,8 @@ static void held_init_completes(struct case_ctx *ctx, const char *module)
 	if (status == CHILD_RUNNING) {
 		child_describe(&load.child, "load");
 		log_knobs(module);
-		fail_timeout(ctx, "the load did not return within %d ms of the gate opening",
-			     s->timeout_ms);
-		s->wedged_by = ctx->c->name;
+		wedged(ctx, "the load did not return within %d ms of the gate opening",
+		       s->timeout_ms);
 		return;
 	}
 	ret = module_load_result(&load);
@@ -714,15 +728,15 @@ static void case_async_worker_init_completes(struct case_ctx *ctx)
 static void plain_load_skips(struct case_ctx *ctx, const char *params)
 {
 	struct held_load h;
+	int ret;
 
-	if (load_beside_held_job(ctx->suite, params, &h)) {
-		fail(ctx, "could not hold an unrelated job and load beside it");
-		return;
-	}
+	ret = load_beside_held_job(ctx->suite, params, &h);
 	if (h.stuck) {
-		fail_timeout(ctx, "the load did not return within %d ms of the gate opening",
-			     ctx->suite->timeout_ms);
-		ctx->suite->wedged_by = ctx->c->name;
+		wedged(ctx, "a load did not return within %d ms%s",
+		       ctx->suite->timeout_ms,
+		       ret ? "" : " of the unrelated job's gate opening");
+	} else if (ret) {
+		fail(ctx, "could not hold an unrelated job and load beside it");
 	} else if (h.result) {
 		fail(ctx, "loading ma_plain failed: %s", strerror(-h.result));
 	} else if (h.held) {
@@ -735,7 +749,9 @@ static void case_plain_load_skips_unrelated_async(struct case_ctx *ctx)
 {
 	struct suite *s = ctx->suite;
 
-	suite_probe_policy(s);
+	suite_probe_policy(ctx);
+	if (s->wedged_by)
+		return;
 	if (s->policy == POLICY_ALWAYS_SYNC && !s->expect_skip) {
 		skip(ctx, "policy always-sync: this kernel syncs all async work on module init");
 		return;
@@ -769,7 +785,7 @@ static bool request_from_async(struct case_ctx *ctx, const char *target,
 	snprintf(params, sizeof(params), "target=%s", target);
 	ret = test_module_load(s, "ma_request", params);
 	if (ret) {
-		fail(ctx, "cannot load ma_request: %s", strerror(-ret));
+		fail_load(ctx, "ma_request", ret);
 		return false;
 	}
 	begin = now_us();
@@ -782,11 +798,8 @@ static bool request_from_async(struct case_ctx *ctx, const char *target,
 		log_knobs("ma_request");
 		log_module_state(target);
 		modules_dump_loading();
-		diag("tasks in uninterruptible sleep:");
-		tasks_dump_blocked();
-		fail_timeout(ctx, "request_module(\"%s\") from async did not return within %d ms",
-			     target, s->timeout_ms);
-		s->wedged_by = ctx->c->name;
+		wedged(ctx, "request_module(\"%s\") from an async job did not return within %d ms",
+		       target, s->timeout_ms);
 		return false;
 	}
 	*result = -1;
@@ -923,10 +936,12 @@ static bool null_blk_ready(struct case_ctx *ctx, const char *path)
 		return false;
 	}
 	ret = modprobe((const char * const *)argv, s->timeout_ms);
-	if (ret) {
+	if (ret == -ETIMEDOUT)
+		wedged(ctx, "modprobe null_blk did not return within %d ms",
+		       s->timeout_ms);
+	else if (ret)
 		fail(ctx, "modprobe null_blk failed: %d", ret);
-		return false;
-	}
+	return !ret;
 	return true;
 }
 
@@ -967,21 +982,21 @@ static void case_elevator_switch_from_async(struct case_ctx *ctx)
 	snprintf(params, sizeof(params), "disk=%s target=%s", NULL_BLK_DISK,
 		 elevator);
 	ret = test_module_load(s, "ma_elv", params);
-	if (!ret)
-		ret = job_start("ma_elv");
 	if (ret) {
-		fail(ctx, "cannot load and start ma_elv: %s", strerror(-ret));
+		fail_load(ctx, "ma_elv", ret);
+		return;
+	}
+	ret = job_start("ma_elv");
+	if (ret) {
+		fail(ctx, "cannot start ma_elv's job: %s", strerror(-ret));
 		return;
 	}
 	if (knob_wait_long("ma_elv", "done", 1, s->timeout_ms, &done)) {
 		log_knobs("ma_elv");
 		log_module_state(module);
 		modules_dump_loading();
-		diag("tasks in uninterruptible sleep:");
-		tasks_dump_blocked();
-		fail_timeout(ctx, "writing %s to %s from an async job did not return within %d ms",
-			     elevator, path, s->timeout_ms);
-		s->wedged_by = ctx->c->name;
+		wedged(ctx, "writing %s to %s from an async job did not return within %d ms",
+		       elevator, path, s->timeout_ms);
 		return;
 	}
 	knob_read_long("ma_elv", "result", &result);
@@ -1125,39 +1140,47 @@ static void case_begin(struct case_ctx *ctx)
 /*
  * Put back what the case changed: open every gate, let every job finish,
  * unload every module loaded since the case began. The case itself restored
- * the knobs it changed.
+ * the knobs it changed. After a wedge nothing is waited for or unloaded:
+ * every unload would hang (delete_module() syncs all async work too).
  */
 static void case_cleanup(struct case_ctx *ctx)
 {
 	struct suite *s = ctx->suite;
 	long started;
 	size_t i;
+	int ret;
 
 	for (i = 0; i < ARRAY_SIZE(gated_modules); i++)
 		if (knob_exists(gated_modules[i], "open"))
 			gate_open(gated_modules[i]);
-	for (i = 0; i < NR_TEST_MODULES; i++) {
+	for (i = 0; i < NR_TEST_MODULES && !s->wedged_by; i++) {
 		if (knob_read_long(test_modules[i], "started", &started) ||
-		    !started)
+		    !started || !job_wait_done(s, test_modules[i]))
 			continue;
-		if (job_wait_done(s, test_modules[i])) {
-			diag("%s's job is still running", test_modules[i]);
-			if (!s->wedged_by)
-				s->wedged_by = ctx->c->name;
-		}
+		if (failed(ctx))
+			diag("%s", ctx->verdict.reason);
+		wedged(ctx, "%s's async job did not finish within %d ms of the case's end",
+		       test_modules[i], s->timeout_ms);
 	}
 	if (s->wedged_by) {
-		diag("not unloading anything: every unload would hang now");
+		diag("not unloading anything: every later load and unload would hang");
 		return;
 	}
-	if (modlist_unload_new(&ctx->before, s->timeout_ms))
+	ret = modlist_unload_new(&ctx->before, s->timeout_ms);
+	if (ret == -ETIMEDOUT) {
+		if (failed(ctx))
+			diag("%s", ctx->verdict.reason);
+		wedged(ctx, "unloading what the case loaded did not return within %d ms",
+		       s->timeout_ms);
+	} else if (ret) {
 		diag("could not unload every module this case loaded");
+	}
 }
 
-static void case_evidence(struct case_ctx *ctx)
+/* The kernel log since the case began, for a case that failed. */
+static void case_log(struct case_ctx *ctx)
 {
-	if (!ctx->kmsg_ok || ctx->verdict.kind == VERDICT_SKIP ||
-	    ctx->verdict.kind == VERDICT_PASS)
+	if (!ctx->kmsg_ok)
 		return;
 	kmsg_scan(&ctx->kmsg);
 	if (ctx->kmsg.nr_lines)
@@ -1165,29 +1188,172 @@ static void case_evidence(struct case_ctx *ctx)
 	kmsg_report(&ctx->kmsg, "kernel: ");
 }
 
+/* Bounds of the evidence of a deadlock: its time and its length. */
+#define SYSRQ_DUMP_MS		1000
+#define EVIDENCE_TASKS_MAX	6
+
+static bool same_frames(const struct task_stack *a, const struct task_stack *b)
+{
+	unsigned int i;
+
+	if (a->nr_frames != b->nr_frames)
+		return false;
+	for (i = 0; i < a->nr_frames; i++)
+		if (strcmp(a->frames[i], b->frames[i]))
+			return false;
+	return true;
+}
+
+/*
+ * The stacks of the blocked tasks that take part in module loading or async
+ * work, as /proc/<pid>/stack shows them; they join @involved.
+ */
+static void evidence_proc_stacks(struct task_set *involved)
+{
+	static struct task_set blocked;
+	unsigned int i, shown = 0, others = 0;
+	struct task_stack *t;
+
+	tasks_read_blocked(&blocked);
+	diag("blocked in module loading or async work (/proc/<pid>/stack, generic frames cut):");
+	for (i = 0; i < blocked.nr; i++) {
+		t = &blocked.tasks[i];
+		if (!waitfor_involved(t)) {
+			others++;
+			continue;
+		}
+		task_set_add(involved, t);
+		if (shown++ < EVIDENCE_TASKS_MAX)
+			task_stack_report(t, "  ");
+	}
+	if (!shown)
+		diag("  no such task");
+	if (shown > EVIDENCE_TASKS_MAX)
+		diag("  ... %u more such tasks", shown - EVIDENCE_TASKS_MAX);
+	if (others + blocked.nr_more)
+		diag("  (%u other tasks in D state)", others + blocked.nr_more);
+}
+
+/*
+ * The kernel's own dump of blocked tasks (sysrq w); a stack already shown
+ * is not shown again. Tasks seen only here join @involved.
+ */
+static void evidence_sysrq(struct task_set *involved)
+{
+	static struct blocked_dump dump;
+	const struct task_stack *t, *seen;
+	unsigned int i, shown = 0;
+	int ret;
+
+	ret = sysrq_show_blocked(&dump, SYSRQ_DUMP_MS);
+	if (ret) {
+		diag("sysrq w: no dump of blocked tasks: %s", strerror(-ret));
+		return;
+	}
+	if (!dump.header) {
+		diag("sysrq w: no dump of blocked tasks in the kernel log");
+		return;
+	}
+	diag("sysrq w: %u blocked tasks", dump.tasks.nr + dump.tasks.nr_more);
+	for (i = 0; i < dump.tasks.nr; i++) {
+		t = &dump.tasks.tasks[i];
+		seen = task_set_find(involved, t->pid);
+		if (seen && same_frames(seen, t)) {
+			diag("  task %d (%s): as above", t->pid, t->comm);
+			continue;
+		}
+		if (!waitfor_involved(t)) {
+			diag("  task %d (%s): %s", t->pid, t->comm,
+			     t->nr_frames ? t->frames[0] : "no frames");
+			continue;
+		}
+		if (!seen)
+			task_set_add(involved, t);
+		if (shown++ < EVIDENCE_TASKS_MAX)
+			task_stack_report(t, "  ");
+	}
+	if (shown > EVIDENCE_TASKS_MAX)
+		diag("  ... %u more", shown - EVIDENCE_TASKS_MAX);
+}
+
+/*
+ * The evidence of a deadlock, from what can be observed now: the kernel's
+ * warnings and hung-task reports since the case began, the stacks of the
+ * stuck tasks, the kernel's dump of blocked tasks, and the wait-for cycle
+ * they show, or what they show instead. Nothing here waits for the kernel
+ * to print more: a hung-task report that is not there yet is not waited
+ * for, and the dump is read with a short bound.
+ */
+static void deadlock_evidence(struct case_ctx *ctx)
+{
+	static struct task_set involved;
+	long long t0 = now_us();
+	char line[1024], secs[16];
+
+	if (ctx->kmsg_ok) {
+		case_log(ctx);
+		if (!ctx->kmsg.nr_hung &&
+		    !sysfs_read("/proc/sys/kernel/hung_task_timeout_secs",
+				secs, sizeof(secs)))
+			diag("no hung-task report yet (kernel.hung_task_timeout_secs = %s)",
+			     secs);
+	} else {
+		diag("no kernel log: /dev/kmsg cannot be read");
+	}
+
+	memset(&involved, 0, sizeof(involved));
+	evidence_proc_stacks(&involved);
+	evidence_sysrq(&involved);
+
+	waitfor_cycle(&involved, line, sizeof(line));
+	diag("wait-for cycle: %s", line);
+	diag("evidence taken in %lld ms, %.1f s after the case began",
+	     (now_us() - t0) / 1000, (now_us() - ctx->begin_us) / 1e6);
+}
+
+static void case_evidence(struct case_ctx *ctx)
+{
+	if (ctx->verdict.kind == KTAP_TIMEOUT)
+		deadlock_evidence(ctx);
+	else if (failed(ctx) && ctx->verdict.kind != KTAP_SKIP)
+		case_log(ctx);
+}
+
+/*
+ * Run one case and print its result. After a case that wedged the kernel
+ * the rest are not run: ktap_may_run() reports them as SKIP, naming it.
+ */
 static void run_case(struct suite *s, const struct ma_case *c)
 {
 	static struct case_ctx ctx;
+	bool timed_out;
 
+	if (!ktap_may_run(c->name))
+		return;
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.suite = s;
 	ctx.c = c;
-	ctx.verdict.kind = VERDICT_PASS;
+	ctx.verdict.kind = KTAP_PASS;
+	ctx.begin_us = now_us();
 
 	if (s->skip_all[0]) {
 		skip(&ctx, "%s", s->skip_all);
-	} else if (s->wedged_by) {
-		skip(&ctx, "the kernel is stuck since %s: every load and unload would hang",
-		     s->wedged_by);
 	} else {
 		case_begin(&ctx);
-		if (!skip_if_unsafe(&ctx) && !s->wedged_by)
+		if (!skip_if_unsafe(&ctx))
 			c->run(&ctx);
 		case_evidence(&ctx);
+		timed_out = ctx.verdict.kind == KTAP_TIMEOUT;
 		case_cleanup(&ctx);
+		/* A job or unload that did not finish in the cleanup. */
+		if (!timed_out && ctx.verdict.kind == KTAP_TIMEOUT) {
+			if (ctx.kmsg_ok)
+				kmsg_reset(&ctx.kmsg, "[ma_");
+			deadlock_evidence(&ctx);
+		}
 		kmsg_close(&ctx.kmsg);
 	}
-	report_verdict(c->name, &ctx.verdict);
+	ktap_result(c->name, &ctx.verdict);
 }
 
 /* ---- main -------------------------------------------------------------- */
@@ -1227,7 +1393,19 @@ static void usage(FILE *f, const char *prog)
 		"                        plain_load_skips_unrelated_async as not ok\n"
 		"                        instead of skipping it where it waits\n"
 		"  -m, --modules-dir DIR the test modules (default: the runner's\n"
-		"                        directory + /modules)\n",
+		"                        directory + /modules)\n"
+		"\n"
+		"A load or async job that does not return within the timeout is a\n"
+		"deadlock: the case prints its evidence (stacks, the sysrq w dump,\n"
+		"kernel warnings, the wait-for cycle), then\n"
+		"  not ok N <case> # TIMEOUT <seconds>s\n"
+		"  # kernel wedged by <case>\n"
+		"and, since every later load and unload would hang, the remaining\n"
+		"cases are not run but reported as\n"
+		"  ok M <name> # SKIP kernel wedged by <case>\n"
+		"followed by the totals and exit status 1. Nothing is unloaded:\n"
+		"reboot the machine (echo b > /proc/sysrq-trigger), then run the\n"
+		"remaining cases with --case.\n",
 		prog, DEFAULT_TIMEOUT_MS);
 }
 
@@ -1368,7 +1546,7 @@ int main(int argc, char *argv[])
 		default_modules_dir(&suite, argv[0]);
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	diag_set_hook(diag_to_ktap);
+	diag_set_hook(ktap_diag);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 
@@ -1378,23 +1556,16 @@ int main(int argc, char *argv[])
 		plan += selected[i];
 	}
 
-	ksft_print_header();
-	ksft_set_plan(plan);
+	ktap_begin(plan);
 	suite_check_prerequisites(&suite);
 	if (!suite.skip_all[0])
-		ksft_print_msg("modules: %s, timeout %d ms%s\n",
-			       suite.modules_dir, suite.timeout_ms,
-			       suite.allow_deadlock ? ", deadlocks allowed" : "");
+		diag("modules: %s, timeout %d ms%s", suite.modules_dir,
+		     suite.timeout_ms,
+		     suite.allow_deadlock ? ", deadlocks allowed" : "");
 
 	for (i = 0; i < ARRAY_SIZE(cases); i++)
 		if (selected[i])
 			run_case(&suite, &cases[i]);
 
-	if (ksft_get_fail_cnt() || ksft_get_error_cnt())
-		ksft_exit_fail();
-	if (!ksft_get_pass_cnt() && ksft_get_xskip_cnt()) {
-		ksft_print_cnts();
-		exit(KSFT_SKIP);
-	}
-	ksft_exit_pass();
+	return ktap_exit();
 }
