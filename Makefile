@@ -4,7 +4,11 @@
 #
 # In a kernel tree (tools/testing/selftests/module_async/) this is an
 # ordinary kselftest Makefile on ../lib.mk: it builds the C runner, and the
-# test modules when KDIR names a configured kernel build.
+# test modules when KDIR names a kernel build tree (default: the running
+# kernel's, /lib/modules/$(uname -r)/build; none there, no modules):
+#   make -C tools/testing/selftests TARGETS=module_async KDIR=... [run_tests]
+#   make -C tools/testing/selftests TARGETS=module_async KDIR=... \
+#        install INSTALL_PATH=...
 #
 # In a clone of the project it also drives the suite on its own:
 #   make vm      fetch Debian's kernel, build, boot the suite in QEMU
@@ -21,7 +25,59 @@ RUNNER_HDRS := $(wildcard lib/*.h)
 ifneq ($(wildcard ../lib.mk),)
 # In a kernel tree: the real kselftest.h sits one directory up.
 KSFT_DIR := ..
+
+# The test modules (modules/Makefile: make -C $(KDIR) KBUILD_EXTMOD=...),
+# built in place like every TEST_GEN_MODS_DIR, and only against a kernel
+# build tree: without one the suite SKIPs, saying the modules are missing.
+KDIR ?= /lib/modules/$(shell uname -r)/build
+ifneq ($(wildcard $(KDIR)/Makefile),)
+TEST_GEN_MODS_DIR := modules
+endif
+
+# lib.mks since 2024 build, install and clean TEST_GEN_MODS_DIR themselves
+# (targets gen_mods_dir and clean_mods_dir; installed to
+# $(INSTALL_PATH)/modules/); with an older one, as in 6.1, the rules below
+# do the same under the same names.
+lib_mk_builds_mods := $(shell grep -ls '^gen_mods_dir:' ../lib.mk)
+
 include ../lib.mk
+
+ifneq ($(TEST_GEN_MODS_DIR),)
+ifeq ($(lib_mk_builds_mods),)
+all: gen_mods_dir
+install: install_mods_dir
+clean: clean_mods_dir
+
+gen_mods_dir:
+	$(Q)$(MAKE) -C $(TEST_GEN_MODS_DIR)
+
+install_mods_dir: gen_mods_dir
+ifdef INSTALL_PATH
+	mkdir -p $(INSTALL_PATH)/$(TEST_GEN_MODS_DIR)
+	rsync -a $(TEST_GEN_MODS_DIR)/*.ko $(INSTALL_PATH)/$(TEST_GEN_MODS_DIR)/
+endif
+
+clean_mods_dir:
+	$(Q)$(MAKE) -C $(TEST_GEN_MODS_DIR) clean
+
+.PHONY: gen_mods_dir install_mods_dir clean_mods_dir
+endif
+
+# Built into another directory (OUTPUT=, O=): the runner looks for the
+# modules beside itself, so they go there too.
+ifneq ($(abspath $(OUTPUT)),$(CURDIR))
+all: output_mods_dir
+EXTRA_CLEAN += $(OUTPUT)/$(TEST_GEN_MODS_DIR)
+
+output_mods_dir: gen_mods_dir
+	mkdir -p $(OUTPUT)/$(TEST_GEN_MODS_DIR)
+	rsync -a $(TEST_GEN_MODS_DIR)/*.ko $(OUTPUT)/$(TEST_GEN_MODS_DIR)/
+
+.PHONY: output_mods_dir
+endif
+endif
+
+CFLAGS += $(KHDR_INCLUDES)
 else
 # Standalone: kselftest.h comes from Debian's linux-source-6.1, fetched and
 # unpacked once into the cache by tools/fetch-source.sh (evaluated only
@@ -33,6 +89,8 @@ all: $(OUTPUT)/module_async
 clean:
 	$(RM) -r $(OUTPUT)
 	$(MAKE) -C modules clean
+
+.PHONY: all clean
 endif
 
 CFLAGS += -O2 -g -Wall -Wextra -Werror -I$(KSFT_DIR)
