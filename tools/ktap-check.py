@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+#
+# ktap-check.py - parse a KTAP document with the kernel's own KTAP parser
+# (tools/testing/kunit/kunit_parser.py of a kernel tree) and check that it
+# parsed without an error and that every case is accounted for.
+#
+# Prints one PASS/FAIL line per check and ends with "N passed, N failed"
+# (the summary line tools/check.sh counts). Exit status 0 when nothing
+# failed, 1 otherwise, 2 bad usage.
+
+import argparse
+import io
+import os
+import re
+import sys
+
+PROG = os.path.basename(sys.argv[0])
+RESULT = re.compile(r'^(ok|not ok) ([0-9]+) (- )?([^#]*?)\s*( # .*)?$')
+
+
+def load_parser(kunit_dir):
+    """kunit_parser from KUNIT_DIR (tools/testing/kunit of a kernel tree)."""
+    if not os.path.isfile(os.path.join(kunit_dir, 'kunit_parser.py')):
+        sys.exit(f'{PROG}: no kunit_parser.py in {kunit_dir}')
+    sys.path.insert(0, kunit_dir)
+    import kunit_parser  # pylint: disable=import-outside-toplevel
+    return kunit_parser
+
+
+def parse(kunit_parser, lines):
+    """The parsed Test, and what the parser printed (its report, errors
+    included), which is also shown, each line prefixed with '# '."""
+    printer = kunit_parser.stdout
+    saved = printer._output  # pylint: disable=protected-access
+    printer._output = io.StringIO()  # pylint: disable=protected-access
+    try:
+        test = kunit_parser.parse_run_tests(lines)
+    finally:
+        printed = printer._output.getvalue()  # pylint: disable=protected-access
+        printer._output = saved  # pylint: disable=protected-access
+    for line in printed.splitlines():
+        print('# ' + line)
+    return test, printed
+
+
+class Checks:
+    """PASS/FAIL lines and their count."""
+
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, ok, what, detail=''):
+        if ok:
+            self.passed += 1
+            print(f'PASS {what}')
+        else:
+            self.failed += 1
+            print(f'FAIL {what}' + (f': {detail}' if detail else ''))
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        prog=PROG,
+        description='Check a KTAP document with the kernel\'s KTAP parser.')
+    ap.add_argument('--kunit', required=True, metavar='DIR',
+                    help='tools/testing/kunit of a kernel source tree')
+    ap.add_argument('--cases', metavar='FILE',
+                    help='the case names the document must hold, one per '
+                    'line, first word (the runner\'s --list)')
+    ap.add_argument('--name', default='',
+                    help='what to call the document in the PASS/FAIL lines')
+    ap.add_argument('--expect-status', choices=['ok', 'skip', 'any'],
+                    default='any',
+                    help='ok: no case failed or crashed; skip: every case '
+                    'was skipped')
+    ap.add_argument('ktap', metavar='KTAP_FILE')
+    args = ap.parse_args()
+
+    kunit_parser = load_parser(args.kunit)
+    with open(args.ktap, encoding='utf-8', errors='replace') as f:
+        lines = f.read().splitlines(keepends=True)
+    name = args.name or args.ktap
+    checks = Checks()
+    status = kunit_parser.TestStatus
+
+    test, printed = parse(kunit_parser, lines)
+    errors = [l for l in printed.splitlines() if '[ERROR]' in l]
+    checks.check(test.counts.errors == 0 and not errors,
+                 f'{name}: the kernel\'s KTAP parser reports no error',
+                 '; '.join(e.split('] ', 1)[-1] for e in errors))
+    checks.check(test.status not in (status.TEST_CRASHED,
+                                     status.FAILURE_TO_PARSE_TESTS,
+                                     status.NO_TESTS),
+                 f'{name}: parsed as a test run',
+                 f'status {test.status.name}')
+
+    parsed = {}
+    for sub in test.subtests:
+        parsed.setdefault(sub.name, []).append(sub.status)
+    # The result lines as written, to compare with what the parser made
+    # of them.
+    written = {}
+    for line in lines:
+        m = RESULT.match(line.rstrip('\n'))
+        if not m:
+            continue
+        verdict = m.group(1)
+        if m.group(5) and re.match(r' # SKIP\b', m.group(5)):
+            verdict = 'skip'
+        written.setdefault(m.group(4), []).append(verdict)
+    want = {'ok': status.SUCCESS, 'not ok': status.FAILURE,
+            'skip': status.SKIPPED}
+    agree = all(len(parsed.get(n, [])) == len(v) and
+                all(want[w] == p for w, p in zip(v, parsed[n]))
+                for n, v in written.items())
+    checks.check(agree and len(parsed) == len(written),
+                 f'{name}: the parser\'s verdicts are the result lines\'',
+                 f'written {written}, parsed '
+                 f'{ {n: [s.name for s in v] for n, v in parsed.items()} }')
+
+    if args.cases:
+        with open(args.cases, encoding='utf-8') as f:
+            cases = [l.split()[0] for l in f if l.strip()]
+        missing = [c for c in cases if c not in parsed]
+        extra = [n for n in parsed if n not in cases]
+        twice = [n for n, v in parsed.items() if len(v) > 1]
+        checks.check(not missing and not extra and not twice,
+                     f'{name}: every one of the {len(cases)} cases '
+                     'accounted for, once',
+                     f'missing {missing}, unknown {extra}, twice {twice}')
+        checks.check(test.expected_count == len(cases),
+                     f'{name}: the plan counts {len(cases)} cases',
+                     f'plan 1..{test.expected_count}')
+
+    statuses = [s for v in parsed.values() for s in v]
+    if args.expect_status == 'ok':
+        bad = [n for n, v in parsed.items()
+               if any(s not in (status.SUCCESS, status.SKIPPED) for s in v)]
+        checks.check(not bad, f'{name}: no case failed', f'failed: {bad}')
+    elif args.expect_status == 'skip':
+        checks.check(statuses and all(s == status.SKIPPED for s in statuses),
+                     f'{name}: every case skipped',
+                     f'{[s.name for s in statuses]}')
+
+    print(f'{checks.passed} passed, {checks.failed} failed')
+    return 0 if checks.failed == 0 else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())

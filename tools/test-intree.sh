@@ -1,0 +1,350 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# test-intree.sh - the suite as a kselftest target of a real kernel tree.
+#
+# Copies Debian's linux-source tree (tools/fetch-source.sh; hard links, so
+# nothing in the shared cache is ever written: everything built goes into
+# new files) to build/intree/linux, puts this directory in as
+# tools/testing/selftests/module_async, and checks the kselftest ways in:
+#   make -C tools/testing/selftests TARGETS=module_async [KDIR=...]
+#   ... run_tests, ... install INSTALL_PATH=..., run_kselftest.sh -c
+#   ... O=DIR (out of the source tree)
+#   make O=DIR kselftest TARGETS=module_async KDIR=... (top level)
+#   a lib.mk that builds TEST_GEN_MODS_DIR itself, as newer kernels' do
+# The test modules are built against Debian's stock headers
+# (tools/fetch-kernel.sh). The host cannot load them, so every run here
+# must be a whole-suite SKIP with a sane reason in well-formed KTAP, parsed
+# by the tree's own KTAP parser; the suite's cases run in the VM.
+#
+# One PASS/FAIL line per check, then "N passed, N failed".
+
+set -uo pipefail
+
+PROG=${0##*/}
+TOOLS=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$TOOLS/.." && pwd)
+# shellcheck source=tools/lib.sh
+. "$TOOLS/lib.sh"
+
+readonly TEST_MODULES="ma_async_init ma_elv ma_gate ma_nested ma_plain ma_request ma_worker_async"
+
+usage()
+{
+	cat <<EOF
+Usage: $PROG [--source DIR] [--kernel ENTRY] [--out DIR] [--no-toplevel]
+
+Checks the suite as a kselftest target in a copy of a kernel tree and ends
+with "N passed, N failed".
+
+  --source DIR     unpacked kernel source (default: tools/fetch-source.sh)
+  --kernel ENTRY   kernel entry whose kdir the test modules are built
+                   against (default: tools/fetch-kernel.sh)
+  --out DIR        scratch directory (default: build/intree)
+  --no-toplevel    skip the top-level "make O=... kselftest" check (it
+                   configures a tinyconfig tree and installs its headers)
+  -h, --help       this text
+EOF
+}
+
+src='' entry='' out=$top/build/intree toplevel=1
+while [ $# -gt 0 ]; do
+	case $1 in
+	--source) need_arg "$1" $#; src=$2; shift 2 ;;
+	--kernel) need_arg "$1" $#; entry=$2; shift 2 ;;
+	--out) need_arg "$1" $#; out=$2; shift 2 ;;
+	--no-toplevel) toplevel=0; shift ;;
+	-h | --help) usage; exit 0 ;;
+	*) usage_error "unknown option '$1'" ;;
+	esac
+done
+
+need_cmd make gcc rsync python3 cp
+if [ -z "$src" ]; then
+	src=$("$TOOLS/fetch-source.sh" | tail -n 1) || die "could not fetch the source"
+fi
+[ -f "$src/tools/testing/selftests/lib.mk" ] || die "$src is not a kernel source tree"
+if [ -z "$entry" ]; then
+	entry=$("$TOOLS/fetch-kernel.sh" | tail -n 1) || die "could not fetch the stock kernel"
+fi
+kdir=$(readlink -f "$entry/kdir")
+krel=$(cat "$entry/krel")
+[ -f "$kdir/Makefile" ] || die "$entry/kdir is not a kernel build tree"
+kunit=$src/tools/testing/kunit
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+passed=0
+failed=0
+check()
+{
+	local what=$1
+
+	shift
+	if "$@"; then
+		echo "PASS $what"
+		passed=$((passed + 1))
+	else
+		echo "FAIL $what"
+		failed=$((failed + 1))
+	fi
+}
+
+# run LOG CMD...: run a command with its output in LOG (and in this log,
+# indented); its status is the command's.  Through a pipe: the kselftest
+# runner appends to /dev/stdout, which on a file would overwrite.
+run()
+{
+	local log=$1 rc
+
+	shift
+	echo "\$ $*" >"$log"
+	"$@" 2>&1 | cat >>"$log"
+	rc=${PIPESTATUS[0]}
+	sed 's/^/    /' "$log"
+	return "$rc"
+}
+
+# ---- the tree --------------------------------------------------------------
+
+# The copy of the source is an entry like those of the cache (lib.sh): made
+# beside its place, stamped with what it was made from, renamed into place.
+tree=$out/linux
+stamp="hard links of $src ($(cat "$src/../.complete" 2>/dev/null || stat -c %i "$src"))"
+entry_lock "$tree"
+if ! entry_valid "$tree" "$stamp"; then
+	entry_remove "$tree"
+	entry_tmp "$tree"
+	log "copying $src (hard links)"
+	cp -al "$src/." "$ENTRY_TMP/" || die "cannot copy $src"
+	entry_commit "$tree" "$stamp"
+fi
+selftests=$tree/tools/testing/selftests
+suite=$selftests/module_async
+
+# This directory as the maintainer would copy it: the files git tracks or
+# would track, without build products.
+copy_suite()
+{
+	rm -rf "$1"
+	mkdir -p "$1"
+	(cd "$top" && git ls-files -z --cached --others --exclude-standard |
+		rsync -a --from0 --files-from=- ./ "$1/") || die "cannot copy the suite"
+}
+copy_suite "$suite"
+
+ksft_make()
+{
+	make -C "$selftests" TARGETS=module_async "$@"
+}
+
+# The whole-suite SKIP of a host that cannot load the test modules: the
+# prerequisite module_async.sh finds missing first, on this host.
+expected_skip()
+{
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "must be run as root"
+	elif [ ! -r /proc/modules ]; then
+		echo "kernel without module support (CONFIG_MODULES)"
+	elif [ "$(uname -r)" != "$krel" ]; then
+		echo "test modules built for $krel, running $(uname -r)"
+	fi
+}
+skip_reason=$(expected_skip)
+[ -n "$skip_reason" ] ||
+	die "this host runs $krel: it could load the test modules; run the suite in the VM"
+
+# runner_document_ok LOG: the kselftest runner's document for our one test:
+# TAP header, plan 1..1, "# selftests: module_async: module_async.sh", the
+# suite's own KTAP prefixed with "# ", "ok 1 ... # SKIP".
+runner_document_ok()
+{
+	local log=$1 doc
+
+	doc=$(sed -n '/^TAP version 13$/,$p' "$log" | grep -E '^(TAP version|1\.\.|#|ok |not ok )')
+	[ "$(printf '%s\n' "$doc" | head -n 3)" = "$(printf '%s\n' 'TAP version 13' '1..1' \
+		'# selftests: module_async: module_async.sh')" ] &&
+		printf '%s\n' "$doc" | grep -qx 'ok 1 selftests: module_async: module_async.sh # SKIP'
+}
+
+# The suite's document inside the runner's: exactly a whole-suite SKIP with
+# the expected reason.
+nested_skip_ok()
+{
+	local log=$1 inner
+
+	inner=$(sed -n '/^# selftests: module_async: module_async.sh$/,/^ok 1 /p' "$log" |
+		sed '1d;$d' | sed 's/^# //')
+	[ "$inner" = "$(printf '%s\n' 'TAP version 13' "1..0 # SKIP $skip_reason")" ]
+}
+
+# The runner's document through the kernel's KTAP parser: one test,
+# skipped, no error.
+kunit_parses()
+{
+	local log=$1 ktap=$1.ktap
+
+	sed -n '/^TAP version 13$/,$p' "$log" >"$ktap"
+	"$TOOLS/ktap-check.py" --kunit "$kunit" --name "${log##*/}" \
+		--expect-status skip "$ktap" >"$ktap.check" 2>&1
+	local rc=$?
+	sed 's/^/    /' "$ktap.check"
+	return $rc
+}
+
+modules_built_in()
+{
+	local dir=$1 m
+
+	for m in $TEST_MODULES; do
+		[ -f "$dir/$m.ko" ] || { echo "    no $dir/$m.ko"; return 1; }
+		[ "$(modinfo -F vermagic "$dir/$m.ko" | cut -d' ' -f1)" = "$krel" ] ||
+			{ echo "    $dir/$m.ko is not built for $krel"; return 1; }
+	done
+}
+
+no_modules_in() { ! compgen -G "$1/*.ko" >/dev/null; }
+executable()
+{
+	local f
+
+	for f in "$@"; do
+		[ -f "$f" ] && [ -x "$f" ] || return 1
+	done
+}
+
+log_has() { grep -qE -- "$2" "$1"; }
+log_lacks() { ! grep -qE -- "$2" "$1"; }
+logs=$out/logs
+rm -rf "$logs" "$out/install" "$out/out" "$out/newlibmk"
+mkdir -p "$logs"
+
+# ---- in the source tree, without KDIR: the runner only ---------------------
+# KDIR defaults to the running kernel's /lib/modules/<release>/build: point
+# it at a directory that is no kernel tree, for the same result everywhere.
+check "in-tree build without a kernel tree: make succeeds" \
+	run "$logs/build-nokdir" ksft_make V=1 KDIR=/nonexistent
+check "in-tree build: the runner is built" executable "$suite/module_async"
+check "in-tree build: the runner includes the tree's kselftest.h (-I..)" \
+	log_has "$logs/build-nokdir" ' -I\.\. .*module_async\.c'
+check "in-tree build: the cache's kselftest.h is not used" \
+	log_lacks "$logs/build-nokdir" 'fetch-source|\.cache/module_async'
+check "in-tree build: with the warnings as errors" \
+	log_has "$logs/build-nokdir" '-Wall -Wextra -Werror'
+check "in-tree build without a kernel tree: no test modules" no_modules_in "$suite/modules"
+
+# ---- in the source tree, KDIR=: runner and modules, run_tests ---------------
+check "in-tree build with KDIR: make succeeds" \
+	run "$logs/build" ksft_make KDIR="$kdir"
+check "in-tree build with KDIR: every test module built for $krel" \
+	modules_built_in "$suite/modules"
+check "in-tree build: modules built with KBUILD_EXTMOD, not M=" \
+	grep -q 'KBUILD_EXTMOD=.*modules' "$suite/modules/Makefile"
+check "run_tests: the kselftest runner exits 0" \
+	run "$logs/run_tests" ksft_make KDIR="$kdir" run_tests
+check "run_tests: the runner's KTAP: one test, skipped" runner_document_ok "$logs/run_tests"
+check "run_tests: the suite's own KTAP nested in it: SKIP '$skip_reason'" \
+	nested_skip_ok "$logs/run_tests"
+check "run_tests: the kernel's KTAP parser reads it" kunit_parses "$logs/run_tests"
+
+# ---- install and run_kselftest.sh ------------------------------------------
+inst=$out/install
+check "install INSTALL_PATH=: make succeeds" \
+	run "$logs/install" ksft_make KDIR="$kdir" install INSTALL_PATH="$inst"
+check "install: module_async.sh and the runner, executable" \
+	executable "$inst/module_async/module_async.sh" "$inst/module_async/module_async"
+check "install: config and settings" \
+	test -f "$inst/module_async/config" -a -f "$inst/module_async/settings"
+check "install: the test modules where module_async.sh looks (module_async/modules/)" \
+	modules_built_in "$inst/module_async/modules"
+check "install: kselftest-list.txt lists module_async:module_async.sh" \
+	test "$(grep '^module_async:' "$inst/kselftest-list.txt" 2>/dev/null)" = \
+		"module_async:module_async.sh"
+check "installed: run_kselftest.sh -l lists it" \
+	run "$logs/list" "$inst/run_kselftest.sh" -l
+check "installed: ... and only it" \
+	test "$(grep -c . "$logs/list")" -eq 2 -a \
+		"$(tail -n 1 "$logs/list")" = "module_async:module_async.sh"
+check "installed: run_kselftest.sh -c module_async exits 0" \
+	run "$logs/run_kselftest" "$inst/run_kselftest.sh" -c module_async
+check "installed: the runner's KTAP: one test, skipped" runner_document_ok "$logs/run_kselftest"
+check "installed: the suite's own KTAP nested in it: SKIP '$skip_reason'" \
+	nested_skip_ok "$logs/run_kselftest"
+check "installed: the kernel's KTAP parser reads it" kunit_parses "$logs/run_kselftest"
+
+# ---- clean -------------------------------------------------------------------
+check "clean: make succeeds" run "$logs/clean" ksft_make KDIR="$kdir" clean
+check "clean: runner and modules gone" \
+	test ! -e "$suite/module_async" -a ! -e "$suite/modules/ma_gate.ko"
+
+# ---- out of the source tree (O=) --------------------------------------------
+o=$out/out
+check "O= build: make succeeds" run "$logs/build-o" ksft_make KDIR="$kdir" O="$o"
+check "O= build: the runner in O=/kselftest/module_async/" \
+	executable "$o/kselftest/module_async/module_async"
+check "O= build: the runner not in the source tree" test ! -e "$suite/module_async"
+check "O= build: the modules beside the runner" \
+	modules_built_in "$o/kselftest/module_async/modules"
+check "O= install: make succeeds" \
+	run "$logs/install-o" ksft_make KDIR="$kdir" O="$o" install INSTALL_PATH="$o/install"
+check "O= install: the runner installed" executable "$o/install/module_async/module_async"
+check "O= install: the modules installed" modules_built_in "$o/install/module_async/modules"
+ksft_make KDIR="$kdir" clean >/dev/null 2>&1
+
+# ---- a lib.mk that builds TEST_GEN_MODS_DIR itself ----------------------------
+# Newer lib.mks build TEST_GEN_MODS_DIR in place ("make -C <dir>") as part of
+# "all", clean it, and install its *.ko to $(INSTALL_PATH)/<dir>/.  This
+# copy of 6.1's lib.mk is given rules with those names and behaviour: the
+# suite's Makefile must leave the modules to it, once, without a clash.
+newsel=$out/newlibmk/tools/testing/selftests
+mkdir -p "$newsel"
+cp -a "$selftests/kselftest.h" "$selftests/kselftest_harness.h" "$newsel/"
+{
+	cat "$selftests/lib.mk"
+	cat <<'EOF'
+
+# ---- test-intree.sh: as newer lib.mks do ----
+all: $(if $(TEST_GEN_MODS_DIR),gen_mods_dir)
+install: $(if $(TEST_GEN_MODS_DIR),install_mods_dir_newer)
+clean: $(if $(TEST_GEN_MODS_DIR),clean_mods_dir)
+gen_mods_dir:
+	$(MAKE) -C $(TEST_GEN_MODS_DIR)
+clean_mods_dir:
+	$(MAKE) -C $(TEST_GEN_MODS_DIR) clean
+install_mods_dir_newer: all
+	mkdir -p $(INSTALL_PATH)/$(notdir $(TEST_GEN_MODS_DIR))
+	rsync -a $(TEST_GEN_MODS_DIR)/*.ko $(INSTALL_PATH)/$(notdir $(TEST_GEN_MODS_DIR))/
+.PHONY: gen_mods_dir clean_mods_dir install_mods_dir_newer
+EOF
+} >"$newsel/lib.mk"
+copy_suite "$newsel/module_async"
+check "newer lib.mk: build and install succeed" \
+	run "$logs/newlibmk" make -C "$newsel/module_async" KDIR="$kdir" all install \
+		INSTALL_PATH="$out/newlibmk/install"
+check "newer lib.mk: no clash of rules" log_lacks "$logs/newlibmk" 'warning: (overriding|ignoring)'
+check "newer lib.mk: the modules built once" \
+	test "$(grep -c 'LD \[M\].*ma_gate\.ko' "$logs/newlibmk")" -eq 1
+check "newer lib.mk: installed by lib.mk to module_async/modules/" \
+	modules_built_in "$out/newlibmk/install/modules"
+
+# ---- the top level: make O=... kselftest ----------------------------------------
+if [ "$toplevel" -eq 1 ]; then
+	obj=$out/obj
+	if [ ! -f "$obj/.config" ]; then
+		run "$logs/tinyconfig" make -s -C "$tree" O="$obj" tinyconfig >/dev/null ||
+			die "cannot configure $obj"
+	fi
+	check "top level: make O=... kselftest TARGETS=module_async KDIR=... exits 0" \
+		run "$logs/kselftest" make -C "$tree" O="$obj" kselftest TARGETS=module_async \
+			KDIR="$kdir"
+	check "top level: the modules built for $krel" \
+		modules_built_in "$obj/kselftest/module_async/modules"
+	check "top level: the runner's KTAP: one test, skipped" \
+		runner_document_ok "$logs/kselftest"
+	check "top level: the suite's own KTAP nested in it: SKIP '$skip_reason'" \
+		nested_skip_ok "$logs/kselftest"
+	make -C "$suite" KDIR="$kdir" clean >/dev/null 2>&1
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
