@@ -1262,9 +1262,14 @@ static void evidence_sysrq(struct task_set *involved)
 			diag("  task %d (%s): as above", t->pid, t->comm);
 			continue;
 		}
+		if (!t->nr_frames) {
+			/* A guessing unwinder's dump: every frame is "? ". */
+			diag("  task %d (%s) state %c: no reliable frames (%u left out)",
+			     t->pid, t->comm, t->state, t->nr_trimmed);
+			continue;
+		}
 		if (!waitfor_involved(t)) {
-			diag("  task %d (%s): %s", t->pid, t->comm,
-			     t->nr_frames ? t->frames[0] : "no frames");
+			diag("  task %d (%s): %s", t->pid, t->comm, t->frames[0]);
 			continue;
 		}
 		if (!seen)
