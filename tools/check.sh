@@ -4,14 +4,19 @@
 # check.sh - the project's own tests (`make check`).
 #
 # Stages, each timed, each with its full log in build/check/<stage>.log:
-#   shell    syntax and shellcheck of every script
+#   shell    syntax and shellcheck of every script (Python: syntax)
 #   build    the runner with -Wall -Wextra -Werror
 #   lib      host tests of lib/ and of the runner's KTAP output
 #   compare  the verdict comparator against documents it must accept/reject
 #   tools    host tests of the VM tooling (fetch, initramfs, boot)
+#   intree   the suite as a kselftest target of a copy of linux-source-6.1:
+#            build, run_tests, install, run_kselftest.sh, O=, top level
+#   checkpatch  the kernel's checkpatch.pl --strict on every C and shell file
+#   sparse   the test modules through sparse (C=2) and W=1
 #   matrix   the suite in a VM on every known kernel (Debian's stock one,
 #            and linux-source-6.1 built vanilla and patched), each verdict
 #            compared with tools/expected/<kernel>
+#   ktap     the matrix's KTAP documents through the kernel's KTAP parser
 # Each stage reports "N passed, N failed[, N skipped]" (or a kselftest
 # "# Totals:" line); the last line sums them up.
 
@@ -28,11 +33,12 @@ usage()
 usage: $prog [--stage NAME]... [--help]
 
 Runs the project's own tests and ends with "N passed, N failed, N skipped".
-Stages: shell build lib compare tools matrix (default: all, in this order).
+Stages: shell build lib compare tools intree checkpatch sparse matrix ktap
+(default: all, in this order).
 EOF
 }
 
-all_stages="shell build lib compare tools matrix"
+all_stages="shell build lib compare tools intree checkpatch sparse matrix ktap"
 stages=
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -61,7 +67,8 @@ count_log()
 {
 	local log=$1 rc=$2 line p f s
 
-	line=$(grep -E '^([A-Za-z]+: )?[0-9]+ passed, [0-9]+ failed|^# Totals: pass:' "$log" | tail -n 1)
+	line=$(grep -E '^([A-Za-z]+: )?[0-9]+ passed, [0-9]+ failed|^# Totals: pass:' "$log" |
+		tail -n 1)
 	if [[ "$line" =~ ([0-9]+)\ passed,\ ([0-9]+)\ failed(,\ ([0-9]+)\ skipped)? ]]; then
 		p=${BASH_REMATCH[1]} f=${BASH_REMATCH[2]} s=${BASH_REMATCH[4]:-0}
 	elif [[ "$line" =~ pass:([0-9]+)\ fail:([0-9]+).*skip:([0-9]+)\ error:([0-9]+) ]]; then
@@ -118,6 +125,17 @@ stage_shell()
 			failed=$((failed + 1))
 		fi
 	done
+	for f in "$top"/tools/*.py; do
+		[ -e "$f" ] || continue
+		if python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])' "$f"
+		then
+			echo "PASS python syntax ${f#"$top"/}"
+			passed=$((passed + 1))
+		else
+			echo "FAIL python syntax ${f#"$top"/}"
+			failed=$((failed + 1))
+		fi
+	done
 	echo "$passed passed, $failed failed"
 	[ "$failed" -eq 0 ]
 }
@@ -142,9 +160,30 @@ stage_tools()
 	"$top/tools/test-tools.sh"
 }
 
+stage_intree()
+{
+	"$top/tools/test-intree.sh"
+}
+
+stage_checkpatch()
+{
+	"$top/tools/lint.sh" --check checkpatch
+}
+
+stage_sparse()
+{
+	"$top/tools/lint.sh" --check sparse
+}
+
 stage_matrix()
 {
 	"$top/tools/matrix.sh" --out "$top/build/check/matrix"
+}
+
+stage_ktap()
+{
+	"$top/tools/lint.sh" --check ktap --matrix "$top/build/check/matrix" \
+		--runner "$top/build/module_async"
 }
 
 mkdir -p "$logdir"

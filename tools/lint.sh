@@ -1,0 +1,213 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# lint.sh - the kernel's own checks on the suite, each from the kernel
+# source tree (tools/fetch-source.sh) or against a kernel build:
+#   checkpatch  scripts/checkpatch.pl --strict --no-tree -f on every C file,
+#               header and shell script git knows of; every ERROR, WARNING
+#               and CHECK fails, but for those the README justifies, one
+#               line each, in the README as
+#               "    checkpatch FILE TYPE: why" (a justification that no
+#               longer matches anything fails too)
+#   sparse      the test modules built against Debian's stock headers
+#               (tools/fetch-kernel.sh) with C=2 W=1: any warning fails
+#   ktap        the KTAP documents of the VM runs (build/check/matrix/*/
+#               results.ktap, written by the matrix stage) through the
+#               kernel's KTAP parser (tools/testing/kunit/kunit_parser.py):
+#               no parse error, and every case of the runner's --list
+#               accounted for once
+# One PASS/FAIL line per check, then "N passed, N failed".
+
+set -uo pipefail
+
+PROG=${0##*/}
+TOOLS=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$TOOLS/.." && pwd)
+# shellcheck source=tools/lib.sh
+. "$TOOLS/lib.sh"
+
+usage()
+{
+	cat <<EOF
+Usage: $PROG [--check NAME]... [--source DIR] [--matrix DIR] [--runner FILE]
+
+Runs the kernel's checks on the suite; ends with "N passed, N failed".
+
+  --check NAME    checkpatch, sparse or ktap (repeatable; default: all three)
+  --source DIR    unpacked kernel source (default: tools/fetch-source.sh)
+  --matrix DIR    where the VM runs' results are, DIR/<kernel>/results.ktap
+                  (default: build/check/matrix)
+  --runner FILE   the runner whose --list names the cases
+                  (default: build/module_async)
+  -h, --help      this text
+EOF
+}
+
+checks=() src='' matrix=$top/build/check/matrix runner=$top/build/module_async
+while [ $# -gt 0 ]; do
+	case $1 in
+	--check)
+		need_arg "$1" $#
+		case $2 in
+		checkpatch | sparse | ktap) checks+=("$2") ;;
+		*) usage_error "unknown check '$2'" ;;
+		esac
+		shift 2
+		;;
+	--source) need_arg "$1" $#; src=$2; shift 2 ;;
+	--matrix) need_arg "$1" $#; matrix=$2; shift 2 ;;
+	--runner) need_arg "$1" $#; runner=$2; shift 2 ;;
+	-h | --help) usage; exit 0 ;;
+	*) usage_error "unknown option '$1'" ;;
+	esac
+done
+[ ${#checks[@]} -gt 0 ] || checks=(checkpatch sparse ktap)
+
+if [ -z "$src" ]; then
+	src=$("$TOOLS/fetch-source.sh" | tail -n 1) || die "could not fetch the source"
+fi
+[ -x "$src/scripts/checkpatch.pl" ] || die "$src is not a kernel source tree"
+work=$top/build/lint
+mkdir -p "$work"
+
+passed=0
+failed=0
+pass() { echo "PASS $*"; passed=$((passed + 1)); }
+fail() { echo "FAIL $*"; failed=$((failed + 1)); }
+
+# ---- checkpatch -------------------------------------------------------------
+
+# The files to check: C sources and headers, and every shell script (by
+# name or by its #! line).
+lint_files()
+{
+	local f
+
+	(cd "$top" && git ls-files --cached --others --exclude-standard) | while IFS= read -r f; do
+		case $f in
+		*.c | *.h | *.sh) echo "$f" ;;
+		*)
+			[ -f "$top/$f" ] &&
+				head -n 1 "$top/$f" | grep -qE '^#!(/usr)?/bin/(env )?(ba)?sh' &&
+				echo "$f"
+			;;
+		esac
+	done
+}
+
+# The README's justified findings, lines "    checkpatch FILE TYPE: why":
+# "FILE TYPE" for each.
+justified()
+{
+	sed -nE 's/^    checkpatch ([^ ]+) ([A-Z0-9_]+): .*/\1 \2/p' "$top/README"
+}
+
+check_checkpatch()
+{
+	local f out finding file type seen=$work/checkpatch.seen kept
+	local levels='(ERROR|WARNING|CHECK)'
+
+	need_cmd perl
+	kept=$(justified)
+	: >"$seen"
+	while IFS= read -r f; do
+		out=$(cd "$top" && "$src/scripts/checkpatch.pl" --strict --no-tree --quiet \
+			--terse --show-types --no-summary -f "$f" 2>&1)
+		local bad=0
+		while IFS= read -r finding; do
+			[ -n "$finding" ] || continue
+			# FILE:LINE: LEVEL:TYPE: message
+			file=${finding%%:*}
+			type=$(printf '%s\n' "$finding" |
+				sed -nE "s/^[^:]*:[0-9]+: $levels:([A-Z0-9_]+):.*/\\2/p")
+			if [ -n "$type" ] && printf '%s\n' "$kept" | grep -qxF "$file $type"; then
+				echo "# kept (README): $finding"
+				echo "$file $type" >>"$seen"
+				continue
+			fi
+			echo "# $finding"
+			bad=1
+		done <<<"$out"
+		if [ $bad -eq 0 ]; then
+			pass "checkpatch $f"
+		else
+			fail "checkpatch $f"
+		fi
+	done < <(lint_files)
+	while IFS= read -r finding; do
+		[ -n "$finding" ] || continue
+		if grep -qxF "$finding" "$seen"; then
+			pass "checkpatch: README's justification still needed: $finding"
+		else
+			fail "checkpatch: the README justifies what is no longer found: $finding"
+		fi
+	done <<<"$kept"
+}
+
+# ---- sparse -----------------------------------------------------------------
+
+check_sparse()
+{
+	local entry kdir log=$work/sparse.log mods=$work/modules findings n sources
+
+	need_cmd sparse make
+	entry=$("$TOOLS/fetch-kernel.sh" | tail -n 1) || die "could not fetch the stock kernel"
+	kdir=$(readlink -f "$entry/kdir")
+	# Kbuild writes beside an external module's sources: a copy of them.
+	rm -rf "$mods"
+	mkdir -p "$mods"
+	(cd "$top/modules" && git ls-files -z --cached --others --exclude-standard |
+		xargs -0 cp -t "$mods/")
+	sources=$(find "$mods" -maxdepth 1 -name '*.c' | wc -l)
+	if make -C "$kdir" KBUILD_EXTMOD="$mods" C=2 W=1 modules >"$log" 2>&1; then
+		pass "sparse: the test modules build against $kdir with C=2 W=1"
+	else
+		sed 's/^/# /' "$log"
+		fail "sparse: the test modules build against $kdir with C=2 W=1"
+	fi
+	n=$(grep -c '^  CHECK ' "$log")
+	if [ "$n" -eq "$sources" ]; then
+		pass "sparse: every module source checked ($n)"
+	else
+		fail "sparse: $n CHECK lines for $sources sources"
+	fi
+	findings=$(grep -E ': (warning|error):' "$log")
+	if [ -z "$findings" ]; then
+		pass "sparse and the compiler (W=1): no warning"
+	else
+		printf '%s\n' "$findings" | sed "s|$mods/|modules/|; s/^/# /"
+		fail "sparse and the compiler (W=1): $(printf '%s\n' "$findings" | wc -l) warnings"
+	fi
+}
+
+# ---- ktap -------------------------------------------------------------------
+
+check_ktap()
+{
+	local cases=$work/cases k doc found=0
+
+	need_cmd python3
+	if ! "$runner" --list >"$cases" 2>/dev/null || [ ! -s "$cases" ]; then
+		fail "ktap: $runner --list names the cases"
+		return
+	fi
+	for doc in "$matrix"/*/results.ktap; do
+		[ -f "$doc" ] || continue
+		found=1
+		k=$(basename "$(dirname "$doc")")
+		if "$TOOLS/ktap-check.py" --kunit "$src/tools/testing/kunit" --cases "$cases" \
+			--name "$k" "$doc" >"$work/ktap-$k.log" 2>&1; then
+			pass "ktap: $k's results, read by the kernel's KTAP parser"
+		else
+			fail "ktap: $k's results, read by the kernel's KTAP parser"
+		fi
+		sed -n 's/^\(PASS\|FAIL\) /#   \1 /p; /^# .*ERROR/p' "$work/ktap-$k.log"
+	done
+	[ $found -eq 1 ] || fail "ktap: no $matrix/*/results.ktap (run the matrix stage first)"
+}
+
+for c in "${checks[@]}"; do
+	"check_$c"
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
