@@ -164,7 +164,8 @@ runner_document_ok()
 	doc=$(sed -n '/^TAP version 13$/,$p' "$log" | grep -E '^(TAP version|1\.\.|#|ok |not ok )')
 	[ "$(printf '%s\n' "$doc" | head -n 3)" = "$(printf '%s\n' 'TAP version 13' '1..1' \
 		'# selftests: module_async: module_async.sh')" ] &&
-		printf '%s\n' "$doc" | grep -qx 'ok 1 selftests: module_async: module_async.sh # SKIP'
+		printf '%s\n' "$doc" |
+		grep -qx 'ok 1 selftests: module_async: module_async.sh # SKIP'
 }
 
 # The suite's document inside the runner's: exactly a whole-suite SKIP with
