@@ -60,29 +60,25 @@ class Checks:
             print(f'FAIL {what}' + (f': {detail}' if detail else ''))
 
 
-def main():
-    ap = argparse.ArgumentParser(
-        prog=PROG,
-        description='Check a KTAP document with the kernel\'s KTAP parser.')
-    ap.add_argument('--kunit', required=True, metavar='DIR',
-                    help='tools/testing/kunit of a kernel source tree')
-    ap.add_argument('--cases', metavar='FILE',
-                    help='the case names the document must hold, one per '
-                    'line, first word (the runner\'s --list)')
-    ap.add_argument('--name', default='',
-                    help='what to call the document in the PASS/FAIL lines')
-    ap.add_argument('--expect-status', choices=['ok', 'skip', 'any'],
-                    default='any',
-                    help='ok: no case failed or crashed; skip: every case '
-                    'was skipped')
-    ap.add_argument('ktap', metavar='KTAP_FILE')
-    args = ap.parse_args()
+def nested_document(lines, header):
+    """The document a kselftest runner nests under '# HEADER': its lines,
+    each prefixed with '# ', up to the runner's result line."""
+    out = []
+    inside = False
+    for line in lines:
+        text = line.rstrip('\n')
+        if not inside:
+            inside = text == '# ' + header
+            continue
+        if not text.startswith('#'):
+            break
+        out.append(text[2:] + '\n' if text.startswith('# ') else text[1:] + '\n')
+    return out
 
-    kunit_parser = load_parser(args.kunit)
-    with open(args.ktap, encoding='utf-8', errors='replace') as f:
-        lines = f.read().splitlines(keepends=True)
-    name = args.name or args.ktap
-    checks = Checks()
+
+def check_document(kunit_parser, checks, lines, name, cases=None,
+                   expect='any'):
+    """The checks of one KTAP document."""
     status = kunit_parser.TestStatus
 
     test, printed = parse(kunit_parser, lines)
@@ -120,9 +116,7 @@ def main():
                  f'written {written}, parsed '
                  f'{ {n: [s.name for s in v] for n, v in parsed.items()} }')
 
-    if args.cases:
-        with open(args.cases, encoding='utf-8') as f:
-            cases = [l.split()[0] for l in f if l.strip()]
+    if cases is not None:
         missing = [c for c in cases if c not in parsed]
         extra = [n for n in parsed if n not in cases]
         twice = [n for n, v in parsed.items() if len(v) > 1]
@@ -135,14 +129,59 @@ def main():
                      f'plan 1..{test.expected_count}')
 
     statuses = [s for v in parsed.values() for s in v]
-    if args.expect_status == 'ok':
+    if expect == 'ok':
         bad = [n for n, v in parsed.items()
                if any(s not in (status.SUCCESS, status.SKIPPED) for s in v)]
         checks.check(not bad, f'{name}: no case failed', f'failed: {bad}')
-    elif args.expect_status == 'skip':
+    elif expect == 'skip':
         checks.check(statuses and all(s == status.SKIPPED for s in statuses),
                      f'{name}: every case skipped',
                      f'{[s.name for s in statuses]}')
+
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        prog=PROG,
+        description='Check a KTAP document with the kernel\'s KTAP parser.')
+    ap.add_argument('--kunit', required=True, metavar='DIR',
+                    help='tools/testing/kunit of a kernel source tree')
+    ap.add_argument('--cases', metavar='FILE',
+                    help='the case names the document must hold, one per '
+                    'line, first word (the runner\'s --list)')
+    ap.add_argument('--name', default='',
+                    help='what to call the document in the PASS/FAIL lines')
+    ap.add_argument('--expect-status', choices=['ok', 'skip', 'any'],
+                    default='any',
+                    help='ok: no case failed or crashed; skip: every case '
+                    'was skipped')
+    ap.add_argument('--nested', metavar='HEADER',
+                    help='the document is a kselftest runner\'s: check it, '
+                    'then the one nested under "# HEADER" (e.g. "selftests: '
+                    'module_async: module_async.sh"), to which --cases and '
+                    '--expect-status apply')
+    ap.add_argument('ktap', metavar='KTAP_FILE')
+    args = ap.parse_args()
+
+    kunit_parser = load_parser(args.kunit)
+    with open(args.ktap, encoding='utf-8', errors='replace') as f:
+        lines = f.read().splitlines(keepends=True)
+    name = args.name or args.ktap
+    checks = Checks()
+    cases = None
+    if args.cases:
+        with open(args.cases, encoding='utf-8') as f:
+            cases = [l.split()[0] for l in f if l.strip()]
+
+    if args.nested:
+        check_document(kunit_parser, checks, lines, f'{name} (runner)')
+        inner = nested_document(lines, args.nested)
+        checks.check(bool(inner), f'{name}: "# {args.nested}" and a document '
+                     'nested under it')
+        lines = inner
+        name = f'{name} (nested)'
+    check_document(kunit_parser, checks, lines, name, cases,
+                   args.expect_status)
 
     print(f'{checks.passed} passed, {checks.failed} failed')
     return 0 if checks.failed == 0 else 1

@@ -3,10 +3,9 @@
 #
 # test-intree.sh - the suite as a kselftest target of a real kernel tree.
 #
-# Copies Debian's linux-source tree (tools/fetch-source.sh; hard links, so
-# nothing in the shared cache is ever written: everything built goes into
-# new files) to build/intree/linux, puts this directory in as
-# tools/testing/selftests/module_async, and checks the kselftest ways in:
+# Puts this directory into a copy of Debian's linux-source tree as
+# tools/testing/selftests/module_async (tools/ksft-install.sh: hard links
+# to the cache, never written) and checks the kselftest ways in:
 #   make -C tools/testing/selftests TARGETS=module_async [KDIR=...]
 #   ... run_tests, ... install INSTALL_PATH=..., run_kselftest.sh -c
 #   ... O=DIR (out of the source tree)
@@ -107,23 +106,12 @@ run()
 
 # ---- the tree --------------------------------------------------------------
 
-# The copy of the source is an entry like those of the cache (lib.sh): made
-# beside its place, stamped with what it was made from, renamed into place.
-tree=$out/linux
-stamp="hard links of $src ($(cat "$src/../.complete" 2>/dev/null || stat -c %i "$src"))"
-entry_lock "$tree"
-if ! entry_valid "$tree" "$stamp"; then
-	entry_remove "$tree"
-	entry_tmp "$tree"
-	log "copying $src (hard links)"
-	cp -al "$src/." "$ENTRY_TMP/" || die "cannot copy $src"
-	entry_commit "$tree" "$stamp"
-fi
+# The tree, with this directory in it afresh: tools/ksft-install.sh.
+tree=$("$TOOLS/ksft-install.sh" --source "$src" --tree "$out/linux" | tail -n 1) ||
+	die "could not put the suite into a copy of $src"
 selftests=$tree/tools/testing/selftests
 suite=$selftests/module_async
 
-# This directory as the maintainer would copy it: the files git tracks or
-# would track, without build products.
 copy_suite()
 {
 	rm -rf "$1"
@@ -131,7 +119,6 @@ copy_suite()
 	(cd "$top" && git ls-files -z --cached --others --exclude-standard |
 		rsync -a --from0 --files-from=- ./ "$1/") || die "cannot copy the suite"
 }
-copy_suite "$suite"
 
 ksft_make()
 {

@@ -1,0 +1,98 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# ksft-install.sh - the suite as a maintainer would have it in a kernel
+# tree, and its kselftest install.
+#
+# The tree is a copy of Debian's linux-source tree (tools/fetch-source.sh)
+# made of hard links, so the shared cache is never written (builds write
+# new files only), kept as an entry with a stamp like those of the cache
+# (tools/lib.sh); each run puts this directory in afresh as
+# tools/testing/selftests/module_async (the files git tracks or would
+# track). With --install, it then runs
+#   make -C tools/testing/selftests TARGETS=module_async KDIR=... \
+#        install INSTALL_PATH=DIR
+# whose DIR holds run_kselftest.sh, kselftest/, kselftest-list.txt and
+# module_async/ (module_async.sh, the runner, config, settings,
+# modules/*.ko): what a VM runs with "run_kselftest.sh -c module_async".
+# Prints the tree's path (or DIR, with --install) as its last line.
+
+set -euo pipefail
+
+PROG=${0##*/}
+TOOLS=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$TOOLS/.." && pwd)
+# shellcheck source=tools/lib.sh
+. "$TOOLS/lib.sh"
+
+usage()
+{
+	cat <<EOF
+Usage: $PROG [--source DIR] [--tree DIR] [--install DIR --kdir KDIR]
+
+Puts the suite into a copy of a kernel tree and, with --install, installs
+it the kselftest way. Prints the tree (or the install) as its last line.
+
+  --source DIR    unpacked kernel source (default: tools/fetch-source.sh)
+  --tree DIR      where the copy goes (default: build/intree/linux)
+  --install DIR   install to DIR (emptied first)
+  --kdir KDIR     kernel build tree for the test modules (with --install)
+  -h, --help      this text
+EOF
+}
+
+src='' tree=$top/build/intree/linux install='' kdir=''
+while [ $# -gt 0 ]; do
+	case $1 in
+	--source) need_arg "$1" $#; src=$2; shift 2 ;;
+	--tree) need_arg "$1" $#; tree=$2; shift 2 ;;
+	--install) need_arg "$1" $#; install=$2; shift 2 ;;
+	--kdir) need_arg "$1" $#; kdir=$2; shift 2 ;;
+	-h | --help) usage; exit 0 ;;
+	*) usage_error "unknown option '$1'" ;;
+	esac
+done
+if [ -n "$install" ] && [ -z "$kdir" ]; then
+	usage_error "--install needs --kdir"
+fi
+need_cmd cp rsync git make
+
+if [ -z "$src" ]; then
+	src=$("$TOOLS/fetch-source.sh" | tail -n 1) || die "could not fetch the source"
+fi
+[ -f "$src/tools/testing/selftests/lib.mk" ] || die "$src is not a kernel source tree"
+src=$(cd "$src" && pwd)
+mkdir -p "$(dirname "$tree")"
+tree=$(cd "$(dirname "$tree")" && pwd)/${tree##*/}
+
+stamp="hard links of $src ($(cat "$src/../.complete" 2>/dev/null || stat -c %i "$src"))"
+entry_lock "$tree"
+if ! entry_valid "$tree" "$stamp"; then
+	entry_remove "$tree"
+	entry_tmp "$tree"
+	log "copying $src (hard links)"
+	cp -al "$src/." "$ENTRY_TMP/" || die "cannot copy $src"
+	entry_commit "$tree" "$stamp"
+fi
+
+suite=$tree/tools/testing/selftests/module_async
+rm -rf "$suite"
+mkdir -p "$suite"
+(cd "$top" && git ls-files -z --cached --others --exclude-standard |
+	rsync -a --from0 --files-from=- ./ "$suite/") || die "cannot copy the suite"
+
+if [ -z "$install" ]; then
+	printf '%s\n' "$tree"
+	exit 0
+fi
+rm -rf "$install"
+mkdir -p "$install"
+install=$(cd "$install" && pwd)
+make -C "$tree/tools/testing/selftests" TARGETS=module_async KDIR="$kdir" \
+	install INSTALL_PATH="$install" >&2 || die "make install failed"
+if [ ! -x "$install/run_kselftest.sh" ] || [ ! -x "$install/module_async/module_async" ]; then
+	die "the install in $install is incomplete"
+fi
+compgen -G "$install/module_async/modules/*.ko" >/dev/null ||
+	die "no test modules in $install/module_async/modules/ (is $kdir a build tree?)"
+printf '%s\n' "$install"
