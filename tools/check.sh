@@ -127,8 +127,7 @@ stage_shell()
 	done
 	for f in "$top"/tools/*.py; do
 		[ -e "$f" ] || continue
-		if python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])' "$f"
-		then
+		if python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read())' "$f"; then
 			echo "PASS python syntax ${f#"$top"/}"
 			passed=$((passed + 1))
 		else
