@@ -112,10 +112,14 @@ SUITE_ARGS ?=
 PATCH ?=
 allow_deadlock := $(if $(filter 1 yes y,$(ALLOW_DEADLOCK)),--allow-deadlock)
 
+# VIA=run_kselftest: the guest runs the kselftest install (run_kselftest.sh
+# -c module_async) instead of module_async.sh directly.
+VIA ?=
+
 vm:
 	tools/vm.sh --kernel $(KERNEL) $(if $(KVER),--kver $(KVER)) \
 		$(if $(KDIR),--kdir $(KDIR)) $(foreach p,$(PATCH),--patch $(p)) \
-		$(allow_deadlock) -- $(SUITE_ARGS)
+		$(if $(VIA),--via $(VIA)) $(allow_deadlock) -- $(SUITE_ARGS)
 
 matrix:
 	tools/matrix.sh $(allow_deadlock)
