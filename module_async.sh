@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# module_async.sh - kselftest driver for the module_async suite.
+# The kselftest driver of the module_async suite.
 #
 # Checks the prerequisites of the C runner (root, module support, test
 # modules built for the running kernel, module loading not forbidden by
@@ -40,10 +40,31 @@ is_loaded()
 
 # Unload one module without ever blocking the caller for good: after a
 # genuine deadlock rmmod itself can hang in D state, so it gets a bound.
+knob()
+{
+	cat "/sys/module/$1/parameters/$2" 2>/dev/null
+}
+
+# A test module whose async job started and has not finished once its gate
+# is open is stuck: its job waits on something that will not come (a
+# request_module() whose modprobe waits for that very job). Then the kernel
+# is wedged, and any rmmod would hang for good.
+stuck_job()
+{
+	for mod in $test_modules; do
+		[ "$(knob "$mod" started)" = 1 ] && [ "$(knob "$mod" "done")" != 1 ] &&
+			{ echo "$mod"; return 0; }
+	done
+	return 1
+}
+
+# Unload one module without ever blocking the caller for good. rmmod's
+# output goes nowhere: a rmmod stuck in D state must not hold the
+# suite's stdout (the KTAP pipe) open.
 unload_bounded()
 {
 	name=$1
-	rmmod "$name" 2>/dev/null &
+	rmmod "$name" > /dev/null 2>&1 &
 	pid=$!
 	i=0
 	while [ $i -lt 50 ]; do
@@ -63,12 +84,26 @@ cleanup()
 		gate=/sys/module/$mod/parameters/open
 		[ -w "$gate" ] && echo 1 > "$gate" 2>/dev/null
 	done
-	for mod in $test_modules; do
-		case " $loaded_before " in
-		*" $mod "*) continue ;;
-		esac
-		is_loaded "$mod" && unload_bounded "$mod"
+	# An opened gate lets its job finish at once; allow it 2 s.
+	i=0
+	while stuck=$(stuck_job) && [ $i -lt 20 ]; do
+		sleep 0.1
+		i=$((i + 1))
 	done
+	if [ -n "$stuck" ]; then
+		echo "# cleanup: the async job of $stuck is stuck, the kernel looks" \
+			"wedged: no module unloaded" >&2
+	else
+		for mod in $test_modules; do
+			case " $loaded_before " in
+			*" $mod "*) continue ;;
+			esac
+			# After one rmmod hangs, the others would too.
+			if is_loaded "$mod" && ! unload_bounded "$mod"; then
+				break
+			fi
+		done
+	fi
 	if [ -n "$saved_async_probe" ] && [ -w "$async_probe_knob" ] &&
 	   [ "$(cat "$async_probe_knob")" != "$saved_async_probe" ]; then
 		echo "$saved_async_probe" > "$async_probe_knob"
