@@ -8,6 +8,7 @@
 #   build    the runner with -Wall -Wextra -Werror
 #   lib      host tests of lib/ and of the runner's KTAP output
 #   compare  the verdict comparator against documents it must accept/reject
+#   driver   module_async.sh: usage errors, whole-suite SKIPs with reasons
 #   tools    host tests of the VM tooling (fetch, initramfs, boot)
 #   intree   the suite as a kselftest target of a copy of linux-source-6.1:
 #            build, run_tests, install, run_kselftest.sh, O=, top level
@@ -17,6 +18,8 @@
 #            and linux-source-6.1 built vanilla and patched), each verdict
 #            compared with tools/expected/<kernel>
 #   ktap     the matrix's KTAP documents through the kernel's KTAP parser
+#   deadlock the matrix again with deadlocks allowed: every unsafe case a
+#            TIMEOUT with its stacks, the rest resumed in fresh VMs
 # Each stage reports "N passed, N failed[, N skipped]" (or a kselftest
 # "# Totals:" line); the last line sums them up.
 
@@ -33,12 +36,12 @@ usage()
 usage: $prog [--stage NAME]... [--help]
 
 Runs the project's own tests and ends with "N passed, N failed, N skipped".
-Stages: shell build lib compare tools intree checkpatch sparse matrix ktap
+Stages: shell build lib compare driver tools intree checkpatch sparse matrix ktap deadlock
 (default: all, in this order).
 EOF
 }
 
-all_stages="shell build lib compare tools intree checkpatch sparse matrix ktap"
+all_stages="shell build lib compare driver tools intree checkpatch sparse matrix ktap deadlock"
 stages=
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -152,6 +155,16 @@ stage_lib()
 stage_compare()
 {
 	"$top/tools/test-compare.sh"
+}
+
+stage_driver()
+{
+	"$top/tools/test-driver.sh" "$top/build/module_async"
+}
+
+stage_deadlock()
+{
+	"$top/tools/test-deadlock.sh" --out "$top/build/check/deadlock"
 }
 
 stage_tools()

@@ -1,0 +1,98 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# test-deadlock.sh - the suite with deadlocks allowed, on every known kernel:
+# the verdict matrix against tools/expected/<kernel>.allow-deadlock (every
+# unsafe case a TIMEOUT, every safe case its usual verdict, one well-formed
+# document per kernel although the run took several boots), each TIMEOUT
+# backed by a stack that shows the wait in async_synchronize*, and each
+# kernel's whole run within its bound.
+
+set -uo pipefail
+
+readonly prog=${0##*/}
+top=$(cd "$(dirname "$0")/.." && pwd)
+readonly top
+
+usage()
+{
+	cat <<EOF
+usage: $prog [--out DIR] [--bound SECONDS]
+
+  --out DIR        results go to DIR/<kernel>/ (default: build/check/deadlock)
+  --bound SECONDS  bound on each kernel's whole run (default: 600)
+EOF
+}
+
+out=$top/build/check/deadlock
+bound=600
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--out) out=${2:?}; shift ;;
+	--bound)
+		bound=${2:-}
+		case "$bound" in '' | *[!0-9]*) usage >&2; exit 2 ;; esac
+		shift
+		;;
+	-h | --help) usage; exit 0 ;;
+	*) usage >&2; exit 2 ;;
+	esac
+	shift
+done
+
+passed=0
+failed=0
+pass()
+{
+	echo "PASS $*"
+	passed=$((passed + 1))
+}
+fail()
+{
+	echo "FAIL $*"
+	failed=$((failed + 1))
+}
+
+# Print the names of the TIMEOUT cases of a document whose evidence (the
+# '#' lines since the previous result) shows no async_synchronize frame.
+timeouts_without_evidence()
+{
+	awk '
+	/^(not )?ok [0-9]+ / {
+		if ($0 ~ / # TIMEOUT/ && !evidence)
+			print $4
+		evidence = 0
+		next
+	}
+	/^#.*async_synchronize/ { evidence = 1 }
+	' "$1"
+}
+
+for k in stock vanilla patched; do
+	start=$(date +%s)
+	"$top/tools/matrix.sh" --kernel "$k" --allow-deadlock --out "$out" > "$out.$k.log" 2>&1
+	rc=$?
+	took=$(($(date +%s) - start))
+	sed -n 's/^matrix: //p; /^#   /p' "$out.$k.log"
+	if [ $rc -eq 0 ]; then
+		pass "$k: every verdict as in tools/expected/$k.allow-deadlock"
+	else
+		fail "$k: verdicts (see $out/$k/compare.log)"
+	fi
+	if [ "$took" -le "$bound" ]; then
+		pass "$k: whole run took ${took}s, bound ${bound}s"
+	else
+		fail "$k: whole run took ${took}s, over its bound of ${bound}s"
+	fi
+	ktap=$out/$k/results.ktap
+	ntimeouts=$(grep -c '^not ok [0-9]* .* # TIMEOUT' "$ktap")
+	bare=$(timeouts_without_evidence "$ktap")
+	if [ "$ntimeouts" -gt 0 ] && [ -z "$bare" ]; then
+		pass "$k: each of $ntimeouts TIMEOUTs shows a stack in async_synchronize"
+	else
+		fail "$k: $ntimeouts TIMEOUTs, without async_synchronize evidence: ${bare:-none}"
+	fi
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
