@@ -5,8 +5,18 @@
 # initramfs, tools/vm-run.sh boots it).  /bin/sh there is dash, the other
 # tools are busybox's, but for the real kmod tools and util-linux dmesg.
 #
-# It runs /opt/module_async/module_async.sh with the arguments given on the
-# kernel command line after " -- ", and reports on two serial ports:
+# It runs the suite with the arguments given on the kernel command line
+# after " -- ", in one of two ways, as /etc/module_async.via says (written
+# by mkinitramfs.sh; "direct" if it is missing):
+#   direct         /opt/module_async/module_async.sh ARGS
+#   run_kselftest  KSELFTEST_MODULE_ASYNC_SH_ARGS="ARGS" \
+#                  /opt/kselftest/run_kselftest.sh -c module_async
+# The kselftest runner exits 0 whatever happened: the suite's exit status is
+# read from its result line for module_async.sh (see runner_rc).  Its
+# output is the kselftest runner's KTAP, the suite's nested in it with each
+# line prefixed with "# ".
+#
+# It reports on two serial ports:
 #   ttyS0  the console: kernel log, the suite's stdout and stderr
 #   ttyS1  the results channel: MODULE_ASYNC_BEGIN, the suite's stdout (its
 #          KTAP), then "MODULE_ASYNC_END rc=<exit status>"
@@ -20,7 +30,7 @@
 # end marker follows the suite's exit within COPY_BOUND_TICKS.  A clean
 # power off then hangs too (kernel_power_off() waits for the stuck usermode
 # helper, and so does sysrq "o"): when the suite reported a wedged kernel
-# ("kernel wedged by"), the guest goes down by sysrq "b" (an immediate
+# ("kernel wedged by", anywhere in a line), the guest goes down by sysrq "b" (an immediate
 # reset, which QEMU's -no-reboot turns into an exit); otherwise by
 # poweroff -f, falling back to sysrq "o", then "b".  The host kills QEMU
 # anyway once the end marker has arrived.
@@ -28,18 +38,25 @@
 PATH=/sbin:/bin:/usr/sbin:/usr/bin
 export PATH
 
-SUITE=/opt/module_async/module_async.sh
+VIA_FILE=/etc/module_async.via
 RESULTS=/dev/ttyS1
 OUTPUT=/run/module_async.out		# FIFO: the suite's stdout
 COPIED=/run/module_async.copied		# the copy of its output is complete
 WEDGED=/run/module_async.wedged		# the suite reported a wedged kernel
+RESULT=/run/module_async.result		# the kselftest runner's result line
 COPY_BOUND_TICKS=10			# 0.1 s each
 
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t devtmpfs devtmpfs /dev
-mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null || true
+mount -t proc none /proc
+mount -t sysfs none /sys
+mount -t devtmpfs none /dev
+mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
 mkdir -p /dev/pts /run /tmp
+# What udev would make: the kselftest runner appends to /dev/stdout (which
+# would otherwise be a new regular file on devtmpfs).
+ln -sfn /proc/self/fd /dev/fd
+ln -sf /proc/self/fd/0 /dev/stdin
+ln -sf /proc/self/fd/1 /dev/stdout
+ln -sf /proc/self/fd/2 /dev/stderr
 exec </dev/console >/dev/console 2>&1
 
 # A stuck task should be reported long before the host's watchdog expires.
@@ -51,6 +68,13 @@ fi
 for tool in modprobe insmod rmmod lsmod depmod modinfo; do
 	[ -e /sbin/$tool ] || ln -s /bin/kmod /sbin/$tool
 done
+
+via=direct
+[ ! -r "$VIA_FILE" ] || read -r via <"$VIA_FILE"
+case $via in
+run_kselftest) SUITE=/opt/kselftest/run_kselftest.sh ;;
+*) SUITE=/opt/module_async/module_async.sh ;;
+esac
 
 # Without a second serial port the results go to the console only.
 if ! (exec 3>"$RESULTS") 2>/dev/null; then
@@ -67,7 +91,7 @@ echo "MODULE_ASYNC_BEGIN"
 echo "MODULE_ASYNC_BEGIN" >&3
 
 # copy_output: every line the suite prints to the console and the results
-# channel; notes a wedged kernel.
+# channel; notes a wedged kernel and the kselftest runner's result line.
 copy_output()
 {
 	while IFS= read -r line || [ -n "$line" ]; do
@@ -75,9 +99,30 @@ copy_output()
 		printf '%s\n' "$line" >&3
 		case $line in
 		*"kernel wedged by "*) : >"$WEDGED" ;;
+		"ok "[0-9]*" selftests: module_async: module_async.sh"* | \
+		"not ok "[0-9]*" selftests: module_async: module_async.sh"*)
+			printf '%s\n' "$line" >"$RESULT" ;;
 		esac
 	done
 	: >"$COPIED"
+}
+
+# runner_rc: the suite's exit status, from the kselftest runner's result
+# line (runner.sh: "ok N selftests: DIR: TEST" and "# SKIP", or "not ok"
+# with "# exit=RC" or "# TIMEOUT"); 1 without one.
+runner_rc()
+{
+	result=''
+	[ ! -r "$RESULT" ] || read -r result <"$RESULT"
+	case $result in
+	"ok "*" # SKIP"*) echo 4 ;;
+	"ok "*) echo 0 ;;
+	"not ok "*" # exit="[0-9]*)
+		result=${result##*# exit=}
+		echo "${result%%[!0-9]*}"
+		;;
+	*) echo 1 ;;
+	esac
 }
 
 # wait_for FILE TICKS: until FILE exists, at most TICKS tenths of a second.
@@ -95,11 +140,22 @@ if [ -x "$SUITE" ]; then
 	mkfifo "$OUTPUT"
 	copy_output <"$OUTPUT" &
 	copier=$!
-	"$SUITE" "$@" >"$OUTPUT"
-	rc=$?
+	if [ "$via" = run_kselftest ]; then
+		# The runner appends to /dev/stdout: a pipe, not a file.
+		KSELFTEST_MODULE_ASYNC_SH_ARGS="$*" "$SUITE" -c module_async >"$OUTPUT"
+		rc=$?
+	else
+		"$SUITE" "$@" >"$OUTPUT"
+		rc=$?
+	fi
 	if ! wait_for "$COPIED" "$COPY_BOUND_TICKS"; then
-		echo "guest-init: something the suite left behind holds its output open: not waiting for it"
+		echo "guest-init: something the suite left behind holds its output open:" \
+			"not waiting for it"
 		kill "$copier" 2>/dev/null
+	fi
+	if [ "$via" = run_kselftest ] && [ "$rc" -eq 0 ]; then
+		rc=$(runner_rc)
+		[ -e "$RESULT" ] || echo "guest-init: no result line for module_async.sh: rc=1"
 	fi
 else
 	echo "# guest-init: $SUITE is missing or not executable"

@@ -2,10 +2,18 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build the initramfs of the module_async test VM: busybox, dash as /bin/sh,
-# the real kmod tools and util-linux dmesg with their shared libraries, the kernel's own
-# null_blk, kyber-iosched and bfq modules with their dependencies, the suite
-# in /opt/module_async/, its test modules in /lib/modules/<krel>/extra/, and
-# tools/guest-init.sh as /init.
+# the real kmod tools and util-linux dmesg with their shared libraries, the
+# kernel's own null_blk, kyber-iosched and bfq modules with their
+# dependencies, the suite in /opt/module_async/ (--suite) or a kselftest
+# install in /opt/kselftest/ (--kselftest), its test modules in
+# /lib/modules/<krel>/extra/, and tools/guest-init.sh as /init.
+#
+# /etc/module_async.via tells /init which way to run the suite: "direct"
+# (/opt/module_async/module_async.sh) or "run_kselftest"
+# (/opt/kselftest/run_kselftest.sh -c module_async).  For the latter the
+# initramfs also has coreutils' timeout as /usr/bin/timeout: the kselftest
+# runner bounds the suite with "/usr/bin/timeout --foreground", which
+# busybox's timeout lacks.
 #
 # The kernel ENTRY is a directory laid out like a tools/fetch-kernel.sh entry
 # (any kernel build can provide one):
@@ -31,7 +39,7 @@ KMOD_TOOLS=(modprobe insmod rmmod lsmod depmod modinfo)
 usage()
 {
 	cat <<EOF
-Usage: $PROG --kernel ENTRY --suite DIR --out FILE
+Usage: $PROG --kernel ENTRY (--suite DIR | --kselftest DIR) --out FILE
 
 Build a gzip'd newc cpio initramfs for the module_async test VM.
 
@@ -40,26 +48,34 @@ Build a gzip'd newc cpio initramfs for the module_async test VM.
   --suite DIR     installed suite: module_async.sh, module_async, config,
                   settings, modules/*.ko (everything in DIR is copied to
                   /opt/module_async/)
+  --kselftest DIR a kselftest install (make install INSTALL_PATH=DIR):
+                  run_kselftest.sh, kselftest/, kselftest-list.txt,
+                  module_async/ (everything in DIR is copied to
+                  /opt/kselftest/); the guest runs
+                  run_kselftest.sh -c module_async
   --out FILE      the initramfs to write
   --help          show this help
 EOF
 }
 
-entry='' suite='' out=''
+entry='' suite='' ksft='' out=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) need_arg "$1" $#; entry=$2; shift 2 ;;
 	--suite) need_arg "$1" $#; suite=$2; shift 2 ;;
+	--kselftest) need_arg "$1" $#; ksft=$2; shift 2 ;;
 	--out) need_arg "$1" $#; out=$2; shift 2 ;;
 	--kernel=*) entry=${1#*=}; shift ;;
 	--suite=*) suite=${1#*=}; shift ;;
+	--kselftest=*) ksft=${1#*=}; shift ;;
 	--out=*) out=${1#*=}; shift ;;
 	-h|--help) usage; exit 0 ;;
 	*) usage_error "unknown option '$1'" ;;
 	esac
 done
 [ -n "$entry" ] || usage_error "--kernel is required"
-[ -n "$suite" ] || usage_error "--suite is required"
+[ -n "$suite" ] || [ -n "$ksft" ] || usage_error "--suite or --kselftest is required"
+[ -z "$suite" ] || [ -z "$ksft" ] || usage_error "--suite and --kselftest exclude each other"
 [ -n "$out" ] || usage_error "--out is required"
 
 need_cmd busybox dash kmod dmesg ldd depmod cpio gzip find sort
@@ -68,7 +84,20 @@ need_cmd busybox dash kmod dmesg ldd depmod cpio gzip find sort
 krel=$(cat "$entry/krel")
 moddir=$entry/lib/modules/$krel
 [ -d "$moddir" ] || die "$entry has no lib/modules/$krel/"
-[ -f "$suite/module_async.sh" ] || die "$suite has no module_async.sh"
+if [ -n "$suite" ]; then
+	via=direct
+	optdir=/opt/module_async
+	[ -f "$suite/module_async.sh" ] || die "$suite has no module_async.sh"
+else
+	via=run_kselftest
+	optdir=/opt/kselftest
+	suite=$ksft
+	for f in run_kselftest.sh kselftest/runner.sh kselftest-list.txt \
+		 module_async/module_async.sh; do
+		[ -f "$suite/$f" ] || die "$suite is not a kselftest install of module_async: no $f"
+	done
+	need_cmd timeout
+fi
 busybox=$(command -v busybox)
 if ldd "$busybox" >/dev/null 2>&1; then
 	die "$busybox is dynamically linked: install busybox-static"
@@ -77,7 +106,7 @@ fi
 root=$(mktemp -d "${TMPDIR:-/tmp}/mkinitramfs.XXXXXX")
 trap 'rm -rf "$root"' EXIT
 mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,lib,lib64,dev,proc,sys,run,tmp,etc}
-mkdir -p "$root/opt/module_async" "$root/lib/modules/$krel"
+mkdir -p "$root$optdir" "$root/lib/modules/$krel"
 
 # copy_with_libs FILE DEST: an executable and every shared library it needs,
 # at their own paths, the dynamic loader included.
@@ -94,7 +123,8 @@ copy_with_libs()
 		cp -L "$lib" "$root$lib"
 	done
 	if ldd "$file" | grep -q 'not found'; then
-		die "$file needs libraries that are not installed: $(ldd "$file" | grep 'not found' | tr -s ' \t\n' ' ')"
+		die "$file needs libraries that are not installed:" \
+			"$(ldd "$file" | grep 'not found' | tr -s ' \t\n' ' ')"
 	fi
 }
 
@@ -125,17 +155,22 @@ cp "$TOOLS/guest-init.sh" "$root/init"
 chmod 755 "$root/init"
 
 # The kernel's modules the suite needs, with their dependencies.
-cp "$moddir"/modules.{order,builtin,builtin.modinfo} "$root/lib/modules/$krel/" 2>/dev/null || true
+cp "$moddir"/modules.{order,builtin,builtin.modinfo} "$root/lib/modules/$krel/" 2>/dev/null ||
+	true
 for mod in "${KERNEL_MODULES[@]}"; do
 	name=${mod//-/_}
 	files=$(awk -v want="$name" '
 		{ f = $1; sub(/:$/, "", f)
 		  n = f; sub(/.*\//, "", n); sub(/\.ko(\.[a-z]+)?$/, "", n); gsub(/-/, "_", n)
-		  if (n == want) { for (i = 1; i <= NF; i++) { g = $i; sub(/:$/, "", g); print g }; exit } }' \
+		  if (n == want) {
+			for (i = 1; i <= NF; i++) { g = $i; sub(/:$/, "", g); print g }
+			exit
+		  } }' \
 		"$moddir/modules.dep" 2>/dev/null)
 	if [ -z "$files" ]; then
 		if [ -f "$moddir/modules.builtin" ] &&
-		   sed 's,.*/,,; s,\.ko$,,; s,-,_,g' "$moddir/modules.builtin" | grep -qx "$name"; then
+		   sed 's,.*/,,; s,\.ko$,,; s,-,_,g' "$moddir/modules.builtin" |
+			grep -qx "$name"; then
 			log "$mod is built into $krel"
 			continue
 		fi
@@ -149,16 +184,23 @@ for mod in "${KERNEL_MODULES[@]}"; do
 done
 
 # The suite, and its test modules where modprobe and request_module() find them.
-cp -a "$suite/." "$root/opt/module_async/"
+cp -a "$suite/." "$root$optdir/"
 while IFS= read -r -d '' file; do
 	if [ -x "$file" ] && ldd "$file" >/dev/null 2>&1; then
-		copy_with_libs "$file" "/opt/module_async/${file#"$suite"/}"
+		copy_with_libs "$file" "$optdir/${file#"$suite"/}"
 	fi
 done < <(find "$suite" -type f -print0)
+echo "$via" >"$root/etc/module_async.via"
+if [ "$via" = run_kselftest ]; then
+	rm -f "$root/usr/bin/timeout"
+	copy_with_libs "$(command -v timeout)" /usr/bin/timeout
+fi
 shopt -s nullglob
-kos=("$suite"/modules/*.ko)
+kodir=$suite/modules
+[ "$via" = direct ] || kodir=$suite/module_async/modules
+kos=("$kodir"/*.ko)
 if [ ${#kos[@]} -eq 0 ]; then
-	log "warning: no test modules in $suite/modules/"
+	log "warning: no test modules in $kodir/"
 else
 	mkdir -p "$root/lib/modules/$krel/extra"
 	cp "${kos[@]}" "$root/lib/modules/$krel/extra/"
