@@ -4,11 +4,15 @@
 # vm.sh - run the module_async suite in a QEMU guest on a chosen kernel.
 #
 # Fetches (or builds) the kernel, builds the runner and the test modules
-# against that kernel, packs them into an initramfs and boots it. The KTAP
-# document goes to stdout and to build/vm/<kernel>/results.ktap, the guest's
-# console (the kernel log) to build/vm/<kernel>/console.log. The exit status
-# is the guest suite's: 0 nothing failed, 1 a case failed, 4 all skipped;
-# 3 when the VM itself failed.
+# against that kernel, packs them into an initramfs and boots it. The guest
+# runs module_async.sh directly or, with --via run_kselftest, the kselftest
+# install (tools/ksft-install.sh) by "run_kselftest.sh -c module_async",
+# which honours settings and prints the kselftest runner's KTAP with the
+# suite's nested in it. The KTAP document goes to stdout and to
+# build/vm/<kernel>/results.ktap, the guest's console (the kernel log) to
+# build/vm/<kernel>/console.log. The exit status is the guest suite's: 0
+# nothing failed, 1 a case failed, 4 all skipped; 3 when the VM itself
+# failed.
 
 set -euo pipefail
 
@@ -34,12 +38,19 @@ Runs the suite in a QEMU guest and prints its KTAP output.
   --kver VERSION       Debian package version of the kernel or source
                        (default: the version linux-image-amd64 points to)
   --allow-deadlock     run the cases that can wedge the kernel for good
-  --timeout SECONDS    bound on the whole VM run (default: 300)
+  --via WAY            how the guest runs the suite:
+                         direct         module_async.sh (default)
+                         run_kselftest  the kselftest install, by
+                                        run_kselftest.sh -c module_async
+  --timeout SECONDS    bound on each boot of the VM (default: 300; with
+                       run_kselftest at least settings' timeout + 120); a
+                       run that wedges the kernel goes on in fresh VMs
   --out DIR            where results go (default: build/vm/<kernel>)
   -h, --help           this text
 
 Suite arguments after -- are passed to module_async.sh in the guest
-(see: module_async.sh --help).
+(see: module_async.sh --help), with run_kselftest in
+KSELFTEST_MODULE_ASYNC_SH_ARGS.
 EOF
 }
 
@@ -59,6 +70,7 @@ kver=
 kdir=
 patches=()
 timeout=300
+via=direct
 out=
 suite_args=()
 while [ $# -gt 0 ]; do
@@ -73,6 +85,7 @@ while [ $# -gt 0 ]; do
 		;;
 	--allow-deadlock) suite_args+=(--allow-deadlock) ;;
 	--timeout) timeout=${2:?}; shift ;;
+	--via) via=${2:?}; shift ;;
 	--out) out=${2:?}; shift ;;
 	-h | --help) usage; exit 0 ;;
 	--) shift; suite_args+=("$@"); break ;;
@@ -82,6 +95,11 @@ while [ $# -gt 0 ]; do
 done
 case "$timeout" in
 '' | *[!0-9]*) echo "$prog: --timeout wants whole seconds, not '$timeout'" >&2
+	usage >&2; exit 2 ;;
+esac
+case "$via" in
+direct | run_kselftest) ;;
+*) echo "$prog: --via wants direct or run_kselftest, not '$via'" >&2
 	usage >&2; exit 2 ;;
 esac
 
@@ -138,13 +156,27 @@ log "kernel $name: $krel ($entry)"
 
 "$top/tools/deps.sh" || die "missing packages"
 
+mkdir -p "$out"
+if [ "$via" = run_kselftest ]; then
+	# The install the kselftest way, from a kernel tree holding the suite;
+	# the runner's bound is settings' timeout, and a boot must outlast it.
+	install=$("$top/tools/ksft-install.sh" --install "$out/kselftest" \
+		--kdir "$entry/kdir" | tail -n 1) || die "could not make the kselftest install"
+	"$top/tools/mkinitramfs.sh" --kernel "$entry" --kselftest "$install" \
+		--out "$out/initramfs.cpio.gz" >&2 || die "could not build the initramfs"
+	ksft_timeout=$(sed -n 's/^timeout=\([0-9][0-9]*\)$/\1/p' "$install/module_async/settings")
+	ksft_timeout=${ksft_timeout:-45}	# runner.sh's default
+	[ "$timeout" -ge $((ksft_timeout + 120)) ] || timeout=$((ksft_timeout + 120))
+	exec "$top/tools/vm-run.sh" --kernel "$entry" --initrd "$out/initramfs.cpio.gz" \
+		--out "$out" --timeout "$timeout" -- "${suite_args[@]}"
+fi
+
 # The runner does not depend on the kernel: one build serves every VM.
 make -s -C "$top" ${kver:+KVER="$kver"} OUTPUT="$top/build" all >&2 ||
 	die "could not build the runner"
 
 # Kbuild writes its output next to the sources of an external module, so
 # each kernel gets its own copy of modules/.
-mkdir -p "$out"
 rsync -a --delete --exclude '*.ko' --exclude '*.o' "$top/modules/" "$out/modules-build/"
 make -s -C "$out/modules-build" KDIR="$entry/kdir" >&2 ||
 	die "could not build the test modules against $entry/kdir"
