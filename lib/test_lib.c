@@ -1153,10 +1153,13 @@ static int run_runner(const char *const args[], uid_t uid, char *out,
 	return WEXITSTATUS(status);
 }
 
-#define NEED_RUNNER() do {						\
-	if (!runner_path())						\
-		SKIP(return, "MODULE_ASYNC_RUNNER not set or not executable"); \
-} while (0)
+/* Why the runner's tests skip when have_runner() is false. */
+#define NO_RUNNER "MODULE_ASYNC_RUNNER not set or not executable"
+
+static bool have_runner(void)
+{
+	return runner_path();
+}
 
 TEST(runner_lists_every_case_with_its_safety)
 {
@@ -1164,11 +1167,14 @@ TEST(runner_lists_every_case_with_its_safety)
 	char out[4096], *line, *save = NULL, name[128], safety[64];
 	unsigned int i = 0;
 
-	NEED_RUNNER();
+	if (!have_runner())
+		SKIP(return, NO_RUNNER);
 	ASSERT_EQ(0, run_runner(args, -1, out, sizeof(out)));
 	for (line = strtok_r(out, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save), i++) {
-		ASSERT_EQ(2, sscanf(line, "%127s %63s", name, safety));
+		int fields = sscanf(line, "%127s %63s", name, safety);
+
+		ASSERT_EQ(2, fields);
 		ASSERT_LT(i, NR_CASES);
 		EXPECT_STREQ(case_names[i], name);
 		EXPECT_TRUE(!strcmp(safety, "safe") ||
@@ -1188,7 +1194,8 @@ TEST(runner_skips_every_case_without_its_modules)
 	unsigned int i;
 	int status;
 
-	NEED_RUNNER();
+	if (!have_runner())
+		SKIP(return, NO_RUNNER);
 	if (geteuid())
 		SKIP(return, "as non-root every case skips for that reason");
 	status = run_runner(args, -1, out, sizeof(out));
@@ -1211,7 +1218,8 @@ TEST(runner_skips_every_case_when_not_root)
 	unsigned int i;
 	int status;
 
-	NEED_RUNNER();
+	if (!have_runner())
+		SKIP(return, NO_RUNNER);
 	status = run_runner(args, geteuid() ? (uid_t)-1 : 65534, out,
 			    sizeof(out));
 	ASSERT_NE(126, status);
@@ -1237,7 +1245,8 @@ TEST(runner_runs_the_selected_cases_in_table_order)
 	static char out[16384];
 	struct ktap k;
 
-	NEED_RUNNER();
+	if (!have_runner())
+		SKIP(return, NO_RUNNER);
 	EXPECT_EQ(4, run_runner(args, -1, out, sizeof(out)));
 	ktap_parse(&k, out);
 	ktap_check(_metadata, &k, expected, ARRAY_SIZE(expected));
@@ -1257,7 +1266,8 @@ TEST(runner_usage_errors_exit_2_with_nothing_on_stdout)
 	char out[4096];
 	unsigned int i;
 
-	NEED_RUNNER();
+	if (!have_runner())
+		SKIP(return, NO_RUNNER);
 	for (i = 0; i < ARRAY_SIZE(all); i++) {
 		EXPECT_EQ(2, run_runner(all[i], -1, out, sizeof(out)));
 		EXPECT_STREQ("", out);
@@ -1269,7 +1279,8 @@ TEST(runner_help)
 	static const char * const args[] = { "--help", NULL };
 	char out[4096];
 
-	NEED_RUNNER();
+	if (!have_runner())
+		SKIP(return, NO_RUNNER);
 	EXPECT_EQ(0, run_runner(args, -1, out, sizeof(out)));
 	EXPECT_NE(NULL, strstr(out, "Usage:"));
 	EXPECT_NE(NULL, strstr(out, "--allow-deadlock"));
