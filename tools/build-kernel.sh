@@ -274,7 +274,8 @@ for p in ${patches[@]+"${patches[@]}"}; do
 		printf '%s\n' "$out" | sed 's/^/  | /' >&2
 		hunks=$(failed_hunks "$out" "$p")
 		[ -z "$hunks" ] || printf '%s\n' "$hunks" >&2
-		die "patch $p does not apply to linux-source $kver (applied in order: ${patches[*]##*/}); the build tree is unchanged"
+		die "patch $p does not apply to linux-source $kver" \
+			"(applied in order: ${patches[*]##*/}); the build tree is unchanged"
 	fi
 done
 
@@ -383,7 +384,8 @@ else
 	log "configuring: tinyconfig + ${config##*/} + ${fragment##*/}"
 	rm -f "$kc/inputs"
 	run_make O="$kc" tinyconfig || fail_make "make tinyconfig"
-	(cd "$kc" && "$src/scripts/kconfig/merge_config.sh" -m -O "$kc" "$kc/.config" "$config" "$fragment") \
+	(cd "$kc" && "$src/scripts/kconfig/merge_config.sh" -m -O "$kc" \
+		"$kc/.config" "$config" "$fragment") \
 		>>"$tree/make.log" 2>&1 || fail_make "merge_config.sh"
 	run_make O="$kc" olddefconfig || fail_make "make olddefconfig"
 fi
@@ -428,7 +430,8 @@ for f in "$config" "$fragment"; do
 done
 if [ -n "$lost" ]; then
 	printf '%s' "$lost" >&2
-	die "these config values did not survive make olddefconfig; add what they depend on (to search: make -C $src O=$kc menuconfig, then /)"
+	die "these config values did not survive make olddefconfig;" \
+		"add what they depend on (to search: make -C $src O=$kc menuconfig, then /)"
 fi
 printf '%s\n' "$kc_inputs" >"$kc/inputs"
 if [ -f "$obj/.config" ] && cmp -s "$kc/.config" "$obj/.config"; then

@@ -52,7 +52,8 @@ need_cmd apt-cache apt-get dpkg-deb sha256sum flock depmod
 
 kver=$(stock_version "$kver")
 abi=$(kernel_abi "$kver") ||
-	die "no Debian amd64 kernel of version $kver is known to apt (see apt-cache madison linux-image-amd64)"
+	die "no Debian amd64 kernel of version $kver is known to apt" \
+		"(see apt-cache madison linux-image-amd64)"
 krel=$abi-amd64
 [[ $abi =~ ^([0-9]+\.[0-9]+)\. ]] || die "unexpected kernel ABI '$abi'"
 pkgs=(

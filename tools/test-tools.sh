@@ -122,8 +122,10 @@ for tool in fetch-kernel fetch-source mkinitramfs vm-run ktap-merge test-tools; 
 	check_rc "$tool.sh --bogus exits 2" 2 "$TOOLS/$tool.sh" --bogus
 	grep -q '^Usage:' "$tmp/rc.err" || not_ok "$tool.sh --bogus prints usage on stderr"
 done
-check_rc "vm-run.sh --accel bad exits 2" 2 "$TOOLS/vm-run.sh" --kernel x --initrd y --out z --accel bad
-check_rc "vm-run.sh --timeout 0 exits 2" 2 "$TOOLS/vm-run.sh" --kernel x --initrd y --out z --timeout 0
+check_rc "vm-run.sh --accel bad exits 2" 2 \
+	"$TOOLS/vm-run.sh" --kernel x --initrd y --out z --accel bad
+check_rc "vm-run.sh --timeout 0 exits 2" 2 \
+	"$TOOLS/vm-run.sh" --kernel x --initrd y --out z --timeout 0
 check_rc "fetch-kernel.sh --kver without value exits 2" 2 "$TOOLS/fetch-kernel.sh" --kver
 check_rc "mkinitramfs.sh without --out exits 2" 2 "$TOOLS/mkinitramfs.sh" --kernel x --suite y
 
@@ -162,8 +164,7 @@ check "entry's kernel build links resolve inside the entry" links_inside "$(read
 
 mkdir -p "$tmp/hello"
 cat >"$tmp/hello/ma_standin.c" <<'EOF'
-// SPDX-License-Identifier: GPL-2.0
-/* Loaded by the stand-in suite of tools/test-tools.sh. */
+/* Built against the entry's kdir; the stand-in suite's modprobe_extra loads it. */
 #include <linux/module.h>
 
 static int __init ma_standin_init(void)
@@ -206,7 +207,8 @@ cmp -s "$entry/.complete" "$cache/stock/$kver/.complete" ||
 rm "$cache/stock/$kver/.complete"
 # shellcheck disable=SC2016 # bash -c gets its values as $1...
 check "an entry without its stamp is not valid" \
-	bash -c '. "$1/lib.sh"; ! entry_valid "$2" "$(cat "$3")"' _ "$TOOLS" "$cache/stock/$kver" "$entry/.complete"
+	bash -c '. "$1/lib.sh"; ! entry_valid "$2" "$(cat "$3")"' _ "$TOOLS" \
+		"$cache/stock/$kver" "$entry/.complete"
 # shellcheck disable=SC2016 # bash -c gets its values as $1...
 check "an entry with its stamp is valid" \
 	bash -c '. "$1/lib.sh"; entry_valid "$2" "$(cat "$2/.complete")"' _ "$TOOLS" "$entry"
@@ -247,7 +249,10 @@ shift
 case " $* " in
 *" --scenario wedge "*) cases="ok_first wedge_exit ok_middle wedge_hang" ;;
 *" --scenario die "*) cases="ok_first panic hang" ;;
-*) cases="modprobe_null_blk configfs_loaded modprobe_extra request_module_kyber hung_task_timeout" ;;
+*)
+	cases="modprobe_null_blk configfs_loaded modprobe_extra"
+	cases="$cases request_module_kyber hung_task_timeout"
+	;;
 esac
 for c in $cases; do
 	echo "$c safe"
@@ -361,7 +366,8 @@ done
 if [ -z "$missing" ]; then
 	ok "initramfs has busybox, kmod, dmesg, the suite and the kernel's modules"
 else
-	not_ok "initramfs has busybox, kmod, dmesg, the suite and the kernel's modules" "missing:$missing"
+	not_ok "initramfs has busybox, kmod, dmesg, the suite and the kernel's modules" \
+		"missing:$missing"
 fi
 for tool in modprobe insmod rmmod lsmod depmod modinfo; do
 	[ "$(readlink "$root/sbin/$tool")" = /bin/kmod ] || not_ok "sbin/$tool is kmod"
@@ -442,7 +448,8 @@ check_rc "ktap-merge.sh merges three boots: exit 1 (a case failed)" 1 \
 cmp -s "$tmp/rc.out" "$tmp/merged.want" ||
 	not_ok "ktap-merge.sh: one plan, every case once in order, notes, totals" \
 		"$(diff "$tmp/merged.want" "$tmp/rc.out")"
-printf '%s\n' 'policy always-sync' 'a ok' 'w1 timeout' 'b skip' 'w2 error' 'c ok' >"$tmp/merged.verdicts"
+printf '%s\n' 'policy always-sync' 'a ok' 'w1 timeout' 'b skip' 'w2 error' 'c ok' \
+	>"$tmp/merged.verdicts"
 check "compare-verdicts.sh accepts the merged document" \
 	"$TOOLS/compare-verdicts.sh" "$tmp/merged.want" "$tmp/merged.verdicts"
 check_rc "ktap-merge.sh of one document: exit 0" 0 "$TOOLS/ktap-merge.sh" "$tmp/boot-3.ktap"
@@ -475,10 +482,13 @@ check_rc "vm-run.sh boots the stand-in suite: rc 0" 0 \
 		--accel tcg -- --case "two words" x=1
 boot_ms=$((($(date +%s%N) - start) / 1000000))
 grep -v -e '^# dmesg from' -e '^# kmod version' "$tmp/rc.out" | cmp -s - "$tmp/expected.ktap" ||
-	not_ok "vm-run.sh prints the suite's KTAP" "$(diff "$tmp/expected.ktap" "$tmp/rc.out" | head -n 10)"
+	not_ok "vm-run.sh prints the suite's KTAP" \
+		"$(diff "$tmp/expected.ktap" "$tmp/rc.out" | head -n 10)"
 cmp -s "$tmp/rc.out" "$tmp/out0/results.ktap" || not_ok "results.ktap is what vm-run.sh printed"
-check "the guest's dmesg is util-linux's" grep -q '^# dmesg from util-linux' "$tmp/out0/results.ktap"
-check "the guest's sh runs kmod's modprobe" grep -q '^# kmod version' "$tmp/out0/results.ktap"
+check "the guest's dmesg is util-linux's" \
+	grep -q '^# dmesg from util-linux' "$tmp/out0/results.ktap"
+check "the guest's sh runs kmod's modprobe" \
+	grep -q '^# kmod version' "$tmp/out0/results.ktap"
 check "console.log has the kernel log and the suite's stderr" \
 	grep -q 'stand-in stderr' "$tmp/out0/console.log"
 check "console.log shows null_blk loaded" grep -q 'null_blk: module loaded' "$tmp/out0/console.log"
@@ -539,7 +549,8 @@ took=$((SECONDS - start))
 cmp -s "$tmp/rc.out" "$tmp/wedge.want" ||
 	not_ok "one KTAP document: every case once, in order, with the resume notes" \
 		"$(diff "$tmp/wedge.want" "$tmp/rc.out")"
-cmp -s "$tmp/rc.out" "$tmp/out-wedge/results.ktap" || not_ok "results.ktap is what vm-run.sh printed"
+cmp -s "$tmp/rc.out" "$tmp/out-wedge/results.ktap" ||
+	not_ok "results.ktap is what vm-run.sh printed"
 check "compare-verdicts.sh accepts the merged document" \
 	"$TOOLS/compare-verdicts.sh" --status 1 "$tmp/out-wedge/results.ktap" "$tmp/wedge.verdicts"
 [ "$took" -lt "$watchdog" ] ||
@@ -566,13 +577,16 @@ check "compare-verdicts.sh accepts the document of a run whose guests died" \
 	"$TOOLS/compare-verdicts.sh" --status 1 "$tmp/out-die/results.ktap" "$tmp/die.verdicts"
 # shellcheck disable=SC2016 # awk program
 check "the panicking case is ERROR with the console's panic before it" \
-	awk '/^# console: .*Kernel panic - not syncing: sysrq triggered crash/ { seen = 1 }
-	     /^not ok 2 panic # ERROR guest died: Kernel panic - not syncing: sysrq triggered crash$/ { ok = seen }
+	awk -v crash='Kernel panic - not syncing: sysrq triggered crash' '
+	     $0 ~ ("^# console: .*" crash) { seen = 1 }
+	     $0 == ("not ok 2 panic # ERROR guest died: " crash) { ok = seen }
 	     END { exit !ok }' "$tmp/out-die/results.ktap"
 check "the hanging case is ERROR: no end marker" \
-	grep -qx 'not ok 3 hang # ERROR no end marker within 20 s (boot 2)' "$tmp/out-die/results.ktap"
+	grep -qx 'not ok 3 hang # ERROR no end marker within 20 s (boot 2)' \
+		"$tmp/out-die/results.ktap"
 check "the fresh VMs are noted" \
-	grep -qx '# resumed in a fresh VM (boot 2) after the guest died in panic' "$tmp/out-die/results.ktap"
+	grep -qx '# resumed in a fresh VM (boot 2) after the guest died in panic' \
+		"$tmp/out-die/results.ktap"
 log "die scenario: 2 boots in $took s"
 if pgrep -f "$tmp/out-(wedge|die)" >/dev/null; then
 	not_ok "no QEMU left behind after wedges and deaths"

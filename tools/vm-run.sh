@@ -184,12 +184,14 @@ kernel_cmdline()
 	cmdline="console=ttyS0,115200 panic=-1 --"
 	for arg in "$@"; do
 		case $arg in
-		*'"'* | *[[:cntrl:]]*) usage_error "suite argument cannot go on a kernel command line: '$arg'" ;;
+		*'"'* | *[[:cntrl:]]*)
+			usage_error "suite argument cannot go on a kernel command line: '$arg'" ;;
 		'' | *' '*) cmdline+=" \"$arg\"" ;;
 		*) cmdline+=" $arg" ;;
 		esac
 	done
-	[ ${#cmdline} -lt 2000 ] || usage_error "suite arguments too long for the kernel command line"
+	[ ${#cmdline} -lt 2000 ] ||
+		usage_error "suite arguments too long for the kernel command line"
 }
 kernel_cmdline "${suite_args[@]}"
 
@@ -357,7 +359,7 @@ read_new()
 # (see outcome above); QEMU is stopped when this returns.
 watch_boot()
 {
-	local deadline_ms begin_ms bound_ms
+	local deadline_ms begin_ms bound_ms begin_s
 
 	outcome='' guest_rc='' saw_begin=0 saw_end=0 saw_wedge=0 partial=''
 	: >"$boot_doc"
@@ -365,8 +367,9 @@ watch_boot()
 	exec {serial1_fd}<"$boot_serial1"
 	log "boot $boot: booting $image under ${accel^^}${boot_args_note}"
 	start_qemu "$accel"
+	begin_s=$((timeout < BEGIN_BOUND_S ? timeout : BEGIN_BOUND_S))
 	deadline_ms=$((started_ms + timeout * 1000))
-	begin_ms=$((started_ms + (timeout < BEGIN_BOUND_S ? timeout : BEGIN_BOUND_S) * 1000))
+	begin_ms=$((started_ms + begin_s * 1000))
 	while :; do
 		read_new
 		if [ "$saw_end" = 1 ]; then
@@ -380,9 +383,12 @@ watch_boot()
 			elif ! kill -0 "$qemu_pid" 2>/dev/null ||
 			     [ $((NOW - started_ms)) -ge $((KVM_BOOT_BOUND_S * 1000)) ]; then
 				if kill -0 "$qemu_pid" 2>/dev/null; then
-					log "KVM guest printed nothing in ${KVM_BOOT_BOUND_S} s: falling back to TCG"
+					log "KVM guest printed nothing in ${KVM_BOOT_BOUND_S} s:" \
+						"falling back to TCG"
 				else
-					log "QEMU failed under KVM ($(tail -n 1 "$out/qemu.log")): falling back to TCG"
+					log "QEMU failed under KVM" \
+						"($(tail -n 1 "$out/qemu.log")):" \
+						"falling back to TCG"
 				fi
 				stop_qemu
 				remember_verdict tcg
@@ -393,7 +399,7 @@ watch_boot()
 				exec {serial1_fd}<"$boot_serial1"
 				start_qemu tcg
 				deadline_ms=$((started_ms + timeout * 1000))
-				begin_ms=$((started_ms + (timeout < BEGIN_BOUND_S ? timeout : BEGIN_BOUND_S) * 1000))
+				begin_ms=$((started_ms + begin_s * 1000))
 				continue
 			fi
 		fi
@@ -415,7 +421,8 @@ watch_boot()
 			break
 		fi
 		if [ "$saw_wedge" = 1 ] && [ $((NOW - last_line_ms)) -ge "$DRAIN_MS" ]; then
-			log "boot $boot: no end marker $(secs "$DRAIN_MS") s after the wedge: taking what arrived"
+			log "boot $boot: no end marker $(secs "$DRAIN_MS") s after the wedge:" \
+				"taking what arrived"
 			outcome=wedged
 			break
 		fi
@@ -437,7 +444,8 @@ watch_boot()
 			sleep "$POLL_S"
 			now
 		done
-		kill -0 "$qemu_pid" 2>/dev/null && log "boot $boot: the guest did not power off: stopping QEMU"
+		kill -0 "$qemu_pid" 2>/dev/null &&
+			log "boot $boot: the guest did not power off: stopping QEMU"
 	fi
 	stop_qemu
 	read_new
@@ -445,7 +453,8 @@ watch_boot()
 	cat "$boot_serial1" >>"$serial1"
 	rm -f "$boot_serial1"
 	now
-	log "boot $boot: $outcome${guest_rc:+ (rc=$guest_rc)} after $(secs $((NOW - started_ms))) s under ${accel^^}"
+	log "boot $boot: $outcome${guest_rc:+ (rc=$guest_rc)}" \
+		"after $(secs $((NOW - started_ms))) s under ${accel^^}"
 }
 
 # ---- the cases and the boots ----------------------------------------------
@@ -486,7 +495,8 @@ list_cases()
 	  esac | (cd "$tmpd" && cpio -id --quiet opt/module_async/module_async 2>/dev/null)
 	} || true
 	if [ -x "$tmpd/opt/module_async/module_async" ]; then
-		timeout 10 "$tmpd/opt/module_async/module_async" --list "${base_args[@]}" </dev/null || rc=$?
+		timeout 10 "$tmpd/opt/module_async/module_async" --list \
+			"${base_args[@]}" </dev/null || rc=$?
 	else
 		rc=1
 	fi
@@ -526,7 +536,8 @@ doc_scan()
 	while IFS= read -r line; do
 		if [[ $line =~ ^1\.\.([0-9]+) ]] && [ -z "$doc_plan" ]; then
 			doc_plan=${BASH_REMATCH[1]}
-		elif [[ $line =~ ^(not\ )?ok\ [0-9]+\ ([^ ]+) ]] && [ "${BASH_REMATCH[2]}" != '#' ]; then
+		elif [[ $line =~ ^(not\ )?ok\ [0-9]+\ ([^ ]+) ]] &&
+		     [ "${BASH_REMATCH[2]}" != '#' ]; then
 			doc_names+=("${BASH_REMATCH[2]}")
 			[[ $line != *' # '[Ss][Kk][Ii][Pp]' kernel wedged by '* ]] ||
 				doc_skipped+=("${BASH_REMATCH[2]}")
@@ -550,14 +561,17 @@ in_list()
 died_why()
 {
 	local panic
+	local crash='Kernel panic - not syncing: |BUG: |Oops: |general protection fault'
 
 	case $outcome in
 	timeout) printf 'no end marker within %s s (boot %s)\n' "$timeout" "$boot" ;;
-	silent) printf 'the fresh VM (boot %s) did not start the suite: the case did not run\n' "$boot" ;;
+	silent)
+		printf 'the fresh VM (boot %s) did not start the suite: the case did not run\n' \
+			"$boot" ;;
 	end) printf 'the suite exited (rc=%s) without reporting it\n' "$guest_rc" ;;
 	*)
 		panic=$(tail -c +$((console_off + 1)) "$console" | tr -d '\r' |
-			grep -aoE '(Kernel panic - not syncing: |BUG: |Oops: |general protection fault).*' |
+			grep -aoE "($crash).*" |
 			tail -n 1) || true
 		printf 'guest died: %s\n' "${panic:-QEMU exited without the end marker}"
 		;;
@@ -573,7 +587,8 @@ console_excerpt()
 		grep -aE '^[[:space:]]*\[[[:space:]]*[0-9]+\.[0-9]+\]' |
 		awk -v max="$CONSOLE_LINES" '
 		{ line[NR] = $0 }
-		!first && /(Kernel panic - not syncing|BUG: |Oops: |general protection fault)/ { first = NR }
+		!first && (/Kernel panic - not syncing|BUG: |Oops: / ||
+			   /general protection fault/) { first = NR }
 		END {
 			from = first ? (first > 2 ? first - 2 : 1) : (NR > max ? NR - max + 1 : 1)
 			for (i = from; i <= NR && i < from + max; i++) print line[i]
@@ -639,7 +654,8 @@ while :; do
 		if [ ! -s "$console" ]; then
 			infra="QEMU failed (see $out/qemu.log): $(tail -n 1 "$out/qemu.log")"
 		else
-			infra="the guest did not start the suite ($outcome after $(secs $((NOW - started_ms))) s)"
+			infra="the guest did not start the suite"
+			infra+=" ($outcome after $(secs $((NOW - started_ms))) s)"
 		fi
 		break
 	fi
@@ -673,7 +689,8 @@ while :; do
 	if [ "$saw_wedge" = 0 ]; then
 		# The guest (or the suite) died: blame the case that was running.
 		if ! need_planned; then
-			infra="cannot name the case that was running in boot $boot (no case list: pass --cases)"
+			infra="cannot name the case that was running in boot $boot"
+			infra+=" (no case list: pass --cases)"
 			show_what_arrived
 			break
 		fi
