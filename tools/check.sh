@@ -12,6 +12,8 @@
 #   tools    host tests of the VM tooling (fetch, initramfs, boot)
 #   intree   the suite as a kselftest target of a copy of linux-source-6.1:
 #            build, run_tests, install, run_kselftest.sh, O=, top level
+#   via      the suite in a VM through an installed run_kselftest.sh -c
+#            module_async, its nested document checked by the kernel's parser
 #   checkpatch  the kernel's checkpatch.pl --strict on every C and shell file
 #   sparse   the test modules through sparse (C=2) and W=1
 #   matrix   the suite in a VM on every known kernel (Debian's stock one,
@@ -36,12 +38,12 @@ usage()
 usage: $prog [--stage NAME]... [--help]
 
 Runs the project's own tests and ends with "N passed, N failed, N skipped".
-Stages: shell build lib compare driver tools intree checkpatch sparse matrix ktap deadlock
+Stages: shell build lib compare driver tools intree via checkpatch sparse matrix ktap deadlock
 (default: all, in this order).
 EOF
 }
 
-all_stages="shell build lib compare driver tools intree checkpatch sparse matrix ktap deadlock"
+all_stages="shell build lib compare driver tools intree via checkpatch sparse matrix ktap deadlock"
 stages=
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -160,6 +162,11 @@ stage_compare()
 stage_driver()
 {
 	"$top/tools/test-driver.sh" "$top/build/module_async"
+}
+
+stage_via()
+{
+	"$top/tools/test-via.sh"
 }
 
 stage_deadlock()
