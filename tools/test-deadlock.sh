@@ -73,7 +73,7 @@ for k in stock vanilla patched; do
 	"$top/tools/matrix.sh" --kernel "$k" --allow-deadlock --out "$out" > "$out.$k.log" 2>&1
 	rc=$?
 	took=$(($(date +%s) - start))
-	sed -n 's/^matrix: //p; /^#   /p' "$out.$k.log"
+	sed -n 's/^matrix: /    verdicts: /p; /^#   /p' "$out.$k.log"
 	if [ $rc -eq 0 ]; then
 		pass "$k: every verdict as in tools/expected/$k.allow-deadlock"
 	else
