@@ -12,6 +12,9 @@
 set -euo pipefail
 
 readonly prog=${0##*/}
+PROG=$prog
+# shellcheck source=tools/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 usage()
 {
@@ -83,16 +86,6 @@ fi
 
 passed=0
 failed=0
-pass()
-{
-	echo "PASS $*"
-	passed=$((passed + 1))
-}
-fail()
-{
-	echo "FAIL $*"
-	failed=$((failed + 1))
-}
 
 summary=$(summarise "$1")
 
@@ -162,5 +155,4 @@ while read -r name verdict; do
 	esac
 done < "$2"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+checks_summary

@@ -45,6 +45,27 @@ need_arg()
 	[ "$2" -ge 2 ] || usage_error "option $1 needs a value"
 }
 
+# Test scripts: one "PASS what" or "FAIL what" line a check, counted in
+# $passed and $failed; checks_summary prints the closing "N passed, N failed"
+# line and fails when a check did.
+pass()
+{
+	echo "PASS $*"
+	passed=$((${passed:-0} + 1))
+}
+
+fail()
+{
+	echo "FAIL $*"
+	failed=$((${failed:-0} + 1))
+}
+
+checks_summary()
+{
+	echo "${passed:-0} passed, ${failed:-0} failed"
+	[ "${failed:-0}" -eq 0 ]
+}
+
 need_cmd()
 {
 	local cmd

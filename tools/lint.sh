@@ -72,8 +72,6 @@ mkdir -p "$work"
 
 passed=0
 failed=0
-pass() { echo "PASS $*"; passed=$((passed + 1)); }
-fail() { echo "FAIL $*"; failed=$((failed + 1)); }
 
 # ---- checkpatch -------------------------------------------------------------
 
@@ -209,5 +207,4 @@ check_ktap()
 for c in "${checks[@]}"; do
 	"check_$c"
 done
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+checks_summary

@@ -11,6 +11,9 @@
 set -uo pipefail
 
 readonly prog=${0##*/}
+PROG=$prog
+# shellcheck source=tools/lib.sh
+. "$(dirname "$0")/lib.sh"
 top=$(cd "$(dirname "$0")/.." && pwd)
 readonly top
 
@@ -43,16 +46,6 @@ done
 
 passed=0
 failed=0
-pass()
-{
-	echo "PASS $*"
-	passed=$((passed + 1))
-}
-fail()
-{
-	echo "FAIL $*"
-	failed=$((failed + 1))
-}
 
 # Print the names of the TIMEOUT cases of a document whose evidence (the
 # '#' lines since the previous result) shows no async_synchronize frame.
@@ -101,5 +94,4 @@ for k in stock vanilla patched; do
 	fi
 done
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+checks_summary

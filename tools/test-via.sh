@@ -48,8 +48,6 @@ need_cmd python3 awk
 
 passed=0
 failed=0
-pass() { echo "PASS $*"; passed=$((passed + 1)); }
-fail() { echo "FAIL $*"; failed=$((failed + 1)); }
 
 # quote FILE: its last lines as diagnostics.
 quote()
@@ -103,5 +101,4 @@ else
 	fail "the nested document has the stock kernel's expected verdicts (${nested#"$top"/})"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+checks_summary
