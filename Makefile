@@ -106,7 +106,11 @@ ifeq ($(KDIR),)
 endif
 	$(MAKE) -C modules KDIR=$(KDIR)
 
-KERNEL ?= stock
+# KERNEL: stock (the default; vanilla when PATCH= is given), vanilla,
+# patched or a bzImage, with KDIR= its build tree or headers and MODDIR=
+# its module tree (see tools/vm.sh --help).
+KERNEL ?=
+MODDIR ?=
 ALLOW_DEADLOCK ?= 0
 SUITE_ARGS ?=
 PATCH ?=
@@ -117,8 +121,9 @@ allow_deadlock := $(if $(filter 1 yes y,$(ALLOW_DEADLOCK)),--allow-deadlock)
 VIA ?=
 
 vm:
-	tools/vm.sh --kernel $(KERNEL) $(if $(KVER),--kver $(KVER)) \
-		$(if $(KDIR),--kdir $(KDIR)) $(foreach p,$(PATCH),--patch $(p)) \
+	tools/vm.sh $(if $(KERNEL),--kernel $(KERNEL)) $(if $(KVER),--kver $(KVER)) \
+		$(if $(KDIR),--kdir $(KDIR)) $(if $(MODDIR),--moddir $(MODDIR)) \
+		$(foreach p,$(PATCH),--patch $(p)) \
 		$(if $(VIA),--via $(VIA)) $(allow_deadlock) -- $(SUITE_ARGS)
 
 matrix:

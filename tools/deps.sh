@@ -17,10 +17,11 @@ readonly prog=${0##*/}
 #   qemu-system-x86, busybox-static, kmod, util-linux: the VM and its initramfs
 #   apt-utils (apt-get download), dpkg: fetching Debian's kernel packages
 #   python3, shellcheck, sparse: the project's own checks
+#   debootstrap: the check of the README's commands on a fresh machine
 readonly packages=(
-	bc bison build-essential busybox-static cpio dwarves flex gcc-12 kmod
-	libelf-dev libssl-dev python3 qemu-system-x86 rsync shellcheck sparse
-	util-linux xz-utils zstd
+	bc bison build-essential busybox-static cpio debootstrap dwarves flex
+	gcc-12 kmod libelf-dev libssl-dev python3 qemu-system-x86 rsync
+	shellcheck sparse util-linux xz-utils zstd
 )
 
 usage()

@@ -41,6 +41,8 @@ while [ $# -gt 0 ]; do
 done
 [ -z "$kver" ] || check_debversion "$kver"
 
+# The first step of a standalone build: the host's packages come first.
+"$(dirname "$0")/deps.sh" || die "missing packages"
 need_cmd apt-cache apt-get dpkg-deb sha256sum flock tar xz
 
 kver=$(stock_version "$kver")

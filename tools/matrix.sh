@@ -59,6 +59,8 @@ if [ ${#kernels[@]} -eq 0 ]; then
 	kernels=(stock vanilla patched)
 fi
 
+[ $reuse -eq 1 ] || "$top/tools/deps.sh" || exit 3
+
 bad=0
 for k in "${kernels[@]}"; do
 	expected=$top/tools/expected/$k$suffix

@@ -11,8 +11,11 @@
 # suite's nested in it. The KTAP document goes to stdout and to
 # build/vm/<kernel>/results.ktap, the guest's console (the kernel log) to
 # build/vm/<kernel>/console.log. The exit status is the guest suite's: 0
-# nothing failed, 1 a case failed, 4 all skipped; 3 when the VM itself
-# failed.
+# nothing failed, 1 a case failed, 4 all skipped; 2 bad usage; 3 when the
+# VM or a step before it (packages, kernel, build) failed.
+#
+# The Debian packages it needs are installed (tools/deps.sh) before any of
+# them is used, right after the options are read.
 
 set -euo pipefail
 
@@ -28,13 +31,20 @@ usage: $prog [options] [-- suite arguments]
 Runs the suite in a QEMU guest and prints its KTAP output.
 
   --kernel KERNEL      which kernel to boot:
-                         stock    Debian bookworm's stock kernel (default)
+                         stock    Debian bookworm's stock kernel (the
+                                  default without --patch)
                          vanilla  linux-source-6.1 built from tinyconfig+config
+                                  (the default with --patch)
                          patched  the same with the 3.8 flag (tools/patches/)
                          FILE     a bzImage of your own; needs --kdir
-  --kdir DIR           the configured build tree of --kernel FILE
-  --patch FILE         build vanilla with this candidate patch applied on top
-                       (repeatable; --kernel vanilla or patched)
+  --kdir DIR           for --kernel FILE: its configured build tree, or its
+                       headers (e.g. /usr/src/linux-headers-<release>)
+  --moddir DIR         for --kernel FILE: its installed module tree,
+                       lib/modules/<release>/ (default: a build tree's own
+                       modules; for headers, the lib/modules/<release>/ of
+                       the root the headers are in)
+  --patch FILE         build from source with this candidate patch applied on
+                       top (repeatable; --kernel vanilla or patched)
   --kver VERSION       Debian package version of the kernel or source
                        (default: the version linux-image-amd64 points to)
   --allow-deadlock     run the cases that can wedge the kernel for good
@@ -65,9 +75,16 @@ log()
 	echo "$prog: $*" >&2
 }
 
-kernel=stock
+usage_error()
+{
+	echo "$prog: $*" >&2
+	exit 2
+}
+
+kernel=
 kver=
 kdir=
+moddir=
 patches=()
 timeout=300
 via=direct
@@ -78,6 +95,7 @@ while [ $# -gt 0 ]; do
 	--kernel) kernel=${2:?}; shift ;;
 	--kver) kver=${2:?}; shift ;;
 	--kdir) kdir=${2:?}; shift ;;
+	--moddir) moddir=${2:?}; shift ;;
 	--patch)
 		[ -r "${2:-}" ] || { echo "$prog: cannot read patch '${2:-}'" >&2; exit 2; }
 		patches+=(--patch "$(cd "$(dirname "$2")" && pwd)/${2##*/}")
@@ -103,30 +121,104 @@ direct | run_kselftest) ;;
 	usage >&2; exit 2 ;;
 esac
 
+# kernel_release KDIR: the release a build or headers tree is for, as the
+# kernel reports it (Debian's headers say 6.1.192 in kernel.release but
+# 6.1.0-57-amd64 in utsrelease.h, which is what uname and vermagic say).
+kernel_release()
+{
+	sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' \
+		"$1/include/generated/utsrelease.h" 2>/dev/null
+}
+
+# module_tree KDIR KREL: the installed modules of a headers tree: the
+# lib/modules/KREL/ of the root the headers are unpacked or installed in
+# (ROOT/usr/src/linux-headers-KREL; merged /usr: ROOT/usr/lib/modules), or
+# the directory whose "build" link KDIR was given as.
+module_tree()
+{
+	local kdir=$1 krel=$2 root d
+
+	root=$(cd "$(readlink -f "$kdir")/../../.." && pwd)
+	for d in "$(dirname "$kdir")" "$root/lib/modules/$krel" "$root/usr/lib/modules/$krel"; do
+		if [ "${d##*/}" = "$krel" ] && [ -d "$d/kernel" ]; then
+			echo "$d"
+			return 0
+		fi
+	done
+	return 1
+}
+
 # A kernel of the user's own: an entry of the same layout as the fetched and
-# built ones (vmlinuz, krel, lib/modules/<krel>/, kdir), made in $1.
+# built ones (vmlinuz, krel, lib/modules/<krel>/, kdir), made in $1.  The
+# modules come from --moddir, else from a build tree by modules_install,
+# else from beside the headers.
 custom_entry()
 {
-	local dir=$1 krel
+	local dir=$1 krel mods f
 
-	[ -n "$kdir" ] || { echo "$prog: --kernel FILE needs --kdir" >&2; exit 2; }
-	[ -r "$kdir/include/config/kernel.release" ] ||
-		{ echo "$prog: $kdir is not a configured kernel build tree" >&2; exit 2; }
-	krel=$(cat "$kdir/include/config/kernel.release")
+	krel=$(kernel_release "$kdir")
 	rm -rf "$dir"
-	mkdir -p "$dir"
+	mkdir -p "$dir/lib/modules/$krel"
 	ln -s "$(readlink -f "$kernel")" "$dir/vmlinuz"
 	ln -s "$(readlink -f "$kdir")" "$dir/kdir"
 	echo "$krel" > "$dir/krel"
-	make -s -C "$kdir" modules_install INSTALL_MOD_PATH="$dir" >&2 ||
-		die "could not install the modules of $kdir"
+	if [ -z "$moddir" ] && [ -f "$kdir/modules.order" ]; then
+		make -s -C "$kdir" modules_install INSTALL_MOD_PATH="$dir" >&2 ||
+			die "could not install the modules of $kdir"
+		echo "$dir"
+		return
+	fi
+	if [ -z "$moddir" ]; then
+		moddir=$(module_tree "$kdir" "$krel") ||
+			usage_error "$kdir holds headers only and no lib/modules/$krel/ is" \
+				"beside them: name the kernel's module tree with --moddir (MODDIR=)"
+	fi
+	# Links to the user's tree, indexes of our own: nothing is written there.
+	mods=$dir/lib/modules/$krel
+	for f in "$moddir"/*; do
+		case ${f##*/} in
+		build | source | modules.*) ;;
+		*) ln -s "$(readlink -f "$f")" "$mods/${f##*/}" ;;
+		esac
+	done
+	for f in modules.order modules.builtin modules.builtin.modinfo; do
+		[ ! -e "$moddir/$f" ] || cp "$moddir/$f" "$mods/"
+	done
+	depmod -b "$dir" "$krel" || die "depmod failed on the modules in $moddir"
+	log "modules of $krel from $moddir"
 	echo "$dir"
 }
 
-if [ ${#patches[@]} -gt 0 ] && [ "$kernel" != vanilla ] && [ "$kernel" != patched ]; then
-	echo "$prog: --patch needs --kernel vanilla or patched" >&2
-	exit 2
+# Which kernel: with candidate patches, the source build they apply to.
+if [ -z "$kernel" ]; then
+	kernel=stock
+	[ ${#patches[@]} -eq 0 ] || kernel=vanilla
 fi
+case "$kernel" in
+vanilla | patched) ;;
+*)
+	[ ${#patches[@]} -eq 0 ] ||
+		usage_error "--patch applies to a kernel built from source (vanilla or patched)," \
+			"not to '$kernel'"
+	if [ "$kernel" != stock ] && [ ! -f "$kernel" ]; then
+		echo "$prog: unknown kernel '$kernel' (stock, vanilla, patched or a file)" >&2
+		usage >&2
+		exit 2
+	fi
+	;;
+esac
+if [ -f "$kernel" ] || [ -n "$kdir$moddir" ]; then
+	[ -f "$kernel" ] || usage_error "--kdir and --moddir go with --kernel FILE"
+	[ -n "$kdir" ] || usage_error "--kernel FILE needs --kdir"
+	if [ ! -f "$kdir/Makefile" ] || [ -z "$(kernel_release "$kdir")" ]; then
+		usage_error "$kdir is neither a configured kernel build tree nor kernel headers"
+	fi
+	[ -z "$moddir" ] || [ -d "$moddir/kernel" ] ||
+		usage_error "$moddir is no module tree (no kernel/ in it)"
+fi
+
+"$top/tools/deps.sh" || die "missing packages"
+
 name=$kernel
 case "$kernel" in
 stock)
@@ -139,11 +231,6 @@ vanilla | patched)
 	[ ${#patches[@]} -eq 0 ] || name=$kernel+patches
 	;;
 *)
-	if [ ! -f "$kernel" ]; then
-		echo "$prog: unknown kernel '$kernel' (stock, vanilla, patched or a file)" >&2
-		usage >&2
-		exit 2
-	fi
 	name=custom
 	entry=$(custom_entry "$top/build/vm/custom/kernel")
 	;;
@@ -153,8 +240,6 @@ out=${out:-$top/build/vm/$name}
 stage=$out/suite
 krel=$(cat "$entry/krel")
 log "kernel $name: $krel ($entry)"
-
-"$top/tools/deps.sh" || die "missing packages"
 
 mkdir -p "$out"
 if [ "$via" = run_kselftest ]; then
