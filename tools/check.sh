@@ -22,6 +22,10 @@
 #   ktap     the matrix's KTAP documents through the kernel's KTAP parser
 #   deadlock the matrix again with deadlocks allowed: every unsafe case a
 #            TIMEOUT with its stacks, the rest resumed in fresh VMs
+#   kernels  make vm with PATCH= alone, with KERNEL=FILE KDIR=<headers>, and
+#            its refusals of what cannot work
+#   fresh    the README's commands in a fresh minimal Debian root: its
+#            prerequisites line, a clone, make vm, the stock verdicts
 # Each stage reports "N passed, N failed[, N skipped]" (or a kselftest
 # "# Totals:" line); the last line sums them up.
 
@@ -32,18 +36,20 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 readonly top
 readonly logdir=$top/build/check
 
+readonly all_stages="shell build lib compare driver tools intree via checkpatch sparse matrix \
+ktap deadlock kernels fresh"
+
 usage()
 {
 	cat <<EOF
 usage: $prog [--stage NAME]... [--help]
 
 Runs the project's own tests and ends with "N passed, N failed, N skipped".
-Stages: shell build lib compare driver tools intree via checkpatch sparse matrix ktap deadlock
+Stages: $all_stages
 (default: all, in this order).
 EOF
 }
 
-all_stages="shell build lib compare driver tools intree via checkpatch sparse matrix ktap deadlock"
 stages=
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -172,6 +178,16 @@ stage_via()
 stage_deadlock()
 {
 	"$top/tools/test-deadlock.sh" --out "$top/build/check/deadlock"
+}
+
+stage_kernels()
+{
+	"$top/tools/test-vm-kernels.sh"
+}
+
+stage_fresh()
+{
+	"$top/tools/test-fresh.sh"
 }
 
 stage_tools()

@@ -138,7 +138,7 @@ module_tree()
 {
 	local kdir=$1 krel=$2 root d
 
-	root=$(cd "$(readlink -f "$kdir")/../../.." && pwd)
+	root=$(cd "$kdir/../../.." && pwd)
 	for d in "$(dirname "$kdir")" "$root/lib/modules/$krel" "$root/usr/lib/modules/$krel"; do
 		if [ "${d##*/}" = "$krel" ] && [ -d "$d/kernel" ]; then
 			echo "$d"
