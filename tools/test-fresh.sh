@@ -156,7 +156,9 @@ trap 'exit 130' INT TERM HUP
 mkdir -p "$root"
 tar --numeric-owner -C "$root" -xpzf "$tarball"
 
-# What a fresh machine on this network has: its apt sources and settings.
+# What a fresh machine on this network has: its apt sources and settings
+# (in place of debootstrap's one-line sources.list).
+rm -f "$root/etc/apt/sources.list"
 cp -a /etc/apt/sources.list.d/. "$root/etc/apt/sources.list.d/"
 [ ! -e /etc/apt/sources.list ] || cp /etc/apt/sources.list "$root/etc/apt/"
 cp -a /etc/apt/apt.conf.d/. "$root/etc/apt/apt.conf.d/"
@@ -203,7 +205,7 @@ if [ -f "$results" ]; then
 		PASS*) pass "${line#PASS }" ;;
 		*) fail "${line#FAIL }" ;;
 		esac
-	done < <("$TOOLS/compare-verdicts.sh" "$log/results.ktap" \
+	done < <("$TOOLS/compare-verdicts.sh" --status "$rc" "$log/results.ktap" \
 		"$TOOLS/expected/stock" 2>&1 | grep -E '^(PASS|FAIL)' || true)
 else
 	fail "no build/vm/stock/results.ktap in the fresh root's clone"
