@@ -5,10 +5,9 @@
 # source tree (tools/fetch-source.sh) or against a kernel build:
 #   checkpatch  scripts/checkpatch.pl --strict --no-tree -f on every C file,
 #               header and shell script git knows of; every ERROR, WARNING
-#               and CHECK fails, but for those the README justifies, one
-#               line each, in the README as
-#               "    checkpatch FILE TYPE: why" (a justification that no
-#               longer matches anything fails too)
+#               and CHECK fails, but for those tools/lint.exceptions
+#               justifies, one line each, "checkpatch FILE TYPE: why" (a
+#               justification that no longer matches anything fails too)
 #   sparse      the test modules built against Debian's stock headers
 #               (tools/fetch-kernel.sh) with C=2 W=1: any warning fails
 #   ktap        the KTAP documents of the VM runs (build/check/matrix/*/
@@ -93,11 +92,11 @@ lint_files()
 	done
 }
 
-# The README's justified findings, lines "    checkpatch FILE TYPE: why":
-# "FILE TYPE" for each.
+# The justified findings, lines "checkpatch FILE TYPE: why" of
+# tools/lint.exceptions: "FILE TYPE" for each.
 justified()
 {
-	sed -nE 's/^    checkpatch ([^ ]+) ([A-Z0-9_]+): .*/\1 \2/p' "$top/README"
+	sed -nE 's/^checkpatch ([^ ]+) ([A-Z0-9_]+): .*/\1 \2/p' "$TOOLS/lint.exceptions"
 }
 
 check_checkpatch()
@@ -119,7 +118,7 @@ check_checkpatch()
 			type=$(printf '%s\n' "$finding" |
 				sed -nE "s/^[^:]*:[0-9]+: $levels:([A-Z0-9_]+):.*/\\2/p")
 			if [ -n "$type" ] && printf '%s\n' "$kept" | grep -qxF "$file $type"; then
-				echo "# kept (README): $finding"
+				echo "# kept (lint.exceptions): $finding"
 				echo "$file $type" >>"$seen"
 				continue
 			fi
@@ -135,9 +134,9 @@ check_checkpatch()
 	while IFS= read -r finding; do
 		[ -n "$finding" ] || continue
 		if grep -qxF "$finding" "$seen"; then
-			pass "checkpatch: README's justification still needed: $finding"
+			pass "checkpatch: the justification is still needed: $finding"
 		else
-			fail "checkpatch: the README justifies what is no longer found: $finding"
+			fail "checkpatch: lint.exceptions justifies what is not found: $finding"
 		fi
 	done <<<"$kept"
 }

@@ -166,7 +166,7 @@ cp /etc/resolv.conf "$root/etc/resolv.conf"
 
 mount --rbind /dev "$root/dev"
 mount --make-rslave "$root/dev"
-mount -t proc proc "$root/proc"
+mount -t proc none "$root/proc"
 mount --rbind /sys "$root/sys"
 mount --make-rslave "$root/sys"
 
