@@ -168,11 +168,7 @@ custom_entry()
 		echo "$dir"
 		return
 	fi
-	if [ -z "$moddir" ]; then
-		moddir=$(module_tree "$kdir" "$krel") ||
-			usage_error "$kdir holds headers only and no lib/modules/$krel/ is" \
-				"beside them: name the kernel's module tree with --moddir (MODDIR=)"
-	fi
+	[ -n "$moddir" ] || moddir=$(module_tree "$kdir" "$krel")
 	# Links to the user's tree, indexes of our own: nothing is written there.
 	mods=$dir/lib/modules/$krel
 	for f in "$moddir"/*; do
@@ -215,6 +211,11 @@ if [ -f "$kernel" ] || [ -n "$kdir$moddir" ]; then
 	fi
 	[ -z "$moddir" ] || [ -d "$moddir/kernel" ] ||
 		usage_error "$moddir is no module tree (no kernel/ in it)"
+	if [ -z "$moddir" ] && [ ! -f "$kdir/modules.order" ] &&
+	   ! module_tree "$kdir" "$(kernel_release "$kdir")" >/dev/null; then
+		usage_error "$kdir holds headers only and no lib/modules/<release>/ is" \
+			"beside them: name the kernel's module tree with --moddir (MODDIR=)"
+	fi
 fi
 
 "$top/tools/deps.sh" || die "missing packages"
