@@ -26,6 +26,7 @@ EXPECTED holds one "<case> <verdict>" line a case, verdict one of
 ok, not-ok, skip, timeout, error; optionally "policy <name>" (the
 "# policy:" diagnostic line) and "status <N>" (checked against the
 exit status given by --status). Lines starting with # are comments.
+tools/expected/expected.sh column KERNEL prints a kernel's.
 
 --summary prints the document reduced to records, one a line:
 "version", "plan <N>", "policy <name>", "result <n> <case> <verdict>".

@@ -223,7 +223,17 @@ PASS ktap: results numbered 1..3 in order" check <(printf '%s\n' "${good/1..3/1.
 
 	reads "--nested: the suite's document in the runner's" 0 "1 alpha ok
 2 beta not-ok" --nested "$HEADER" verdicts "$tmp/runner.ktap"
-	reads "--nested: its plan and policy" 0 "2" --nested "$HEADER" plan "$tmp/runner.ktap"
+	reads "--nested: the document without its prefix" 0 "TAP version 13
+1..2
+# policy: always-sync
+ok 1 alpha
+not ok 2 beta
+# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:0 error:0" \
+		--nested "$HEADER" document "$tmp/runner.ktap"
+	reads "--nested: its plan" 0 "2" --nested "$HEADER" plan "$tmp/runner.ktap"
+	reads "--nested: its policy" 0 "always-sync" --nested "$HEADER" policy "$tmp/runner.ktap"
+	reads "document: as read, CRs dropped" 0 "$(tr -d '\r' <"$tmp/boot-2.ktap")" \
+		document "$tmp/boot-2.ktap"
 	reads "--nested: check" 0 "PASS ktap: one version line
 PASS ktap: plan 1..2 matches 2 results
 PASS ktap: results numbered 1..2 in order" --nested "$HEADER" check "$tmp/runner.ktap"
