@@ -20,6 +20,7 @@ PROG=${0##*/}
 TOOLS=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tools/lib.sh
 . "$TOOLS/lib.sh"
+readonly KTAP=$TOOLS/ktap/ktap
 
 usage()
 {
@@ -519,15 +520,22 @@ check_rc "vm-run.sh goes on after a guest dies: rc 1" 1 \
 took=$((SECONDS - start))
 check "compare-verdicts.sh accepts the document of a run whose guests died" \
 	"$TOOLS/compare-verdicts.sh" --status 1 "$tmp/out-die/results.ktap" "$tmp/die.verdicts"
-# shellcheck disable=SC2016 # awk program
+# panic_is_error DOC: the panicking case is ERROR, the console's panic in
+# the evidence before it.
+panic_is_error()
+{
+	local crash='Kernel panic - not syncing: sysrq triggered crash' evidence
+
+	evidence=$("$KTAP" diag panic "$1")
+	[ "$("$KTAP" directive panic "$1")" = "ERROR guest died: $crash" ] &&
+		grep -q "^# console: .*$crash" <<<"$evidence"
+}
 check "the panicking case is ERROR with the console's panic before it" \
-	awk -v crash='Kernel panic - not syncing: sysrq triggered crash' '
-	     $0 ~ ("^# console: .*" crash) { seen = 1 }
-	     $0 == ("not ok 2 panic # ERROR guest died: " crash) { ok = seen }
-	     END { exit !ok }' "$tmp/out-die/results.ktap"
+	panic_is_error "$tmp/out-die/results.ktap"
+# shellcheck disable=SC2016 # bash -c gets its values as $1...
 check "the hanging case is ERROR: no end marker" \
-	grep -qx 'not ok 3 hang # ERROR no end marker within 20 s (boot 2)' \
-		"$tmp/out-die/results.ktap"
+	bash -c '[ "$("$1" directive hang "$2")" = "ERROR no end marker within 20 s (boot 2)" ]' \
+		_ "$KTAP" "$tmp/out-die/results.ktap"
 check "the fresh VMs are noted" \
 	grep -qx '# resumed in a fresh VM (boot 2) after the guest died in panic' \
 		"$tmp/out-die/results.ktap"
