@@ -160,9 +160,20 @@ stage_lib()
 	make -C "$top/lib" check OUTPUT="$top/build/lib" RUNNER="$top/build/module_async"
 }
 
+# The verdict comparator's tests and the KTAP reader's, counted together.
 stage_compare()
 {
-	"$top/tools/test-compare.sh"
+	local t out p=0 f=0 rc=0
+
+	for t in test-compare.sh ktap/test-ktap.sh; do
+		out=$("$top/tools/$t") || rc=1
+		printf '%s\n' "$out"
+		if [[ $(tail -n 1 <<<"$out") =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
+			p=$((p + BASH_REMATCH[1])) f=$((f + BASH_REMATCH[2]))
+		fi
+	done
+	echo "$p passed, $f failed"
+	return "$rc"
 }
 
 stage_driver()

@@ -14,7 +14,9 @@
 # The kselftest runner exits 0 whatever happened: the suite's exit status is
 # read from its result line for module_async.sh (see runner_rc).  Its
 # output is the kselftest runner's KTAP, the suite's nested in it with each
-# line prefixed with "# ".
+# line prefixed with "# ".  The output is kept in $DOC and read by the KTAP
+# reader, /bin/ktap (tools/ktap/ktap, packed by tools/mkinitramfs.sh): the
+# same reader the host uses.
 #
 # It reports on two serial ports:
 #   ttyS0  the console: kernel log, the suite's stdout and stderr
@@ -30,7 +32,7 @@
 # end marker follows the suite's exit within COPY_BOUND_TICKS.  A clean
 # power off then hangs too (kernel_power_off() waits for the stuck usermode
 # helper, and so does sysrq "o"): when the suite reported a wedged kernel
-# ("kernel wedged by", anywhere in a line), the guest goes down by sysrq "b" (an immediate
+# ("# kernel wedged by CASE"), the guest goes down by sysrq "b" (an immediate
 # reset, which QEMU's -no-reboot turns into an exit); otherwise by
 # poweroff -f, falling back to sysrq "o", then "b".  The host kills QEMU
 # anyway once the end marker has arrived.
@@ -42,8 +44,8 @@ VIA_FILE=/etc/module_async.via
 RESULTS=/dev/ttyS1
 OUTPUT=/run/module_async.out		# FIFO: the suite's stdout
 COPIED=/run/module_async.copied		# the copy of its output is complete
-WEDGED=/run/module_async.wedged		# the suite reported a wedged kernel
-RESULT=/run/module_async.result		# the kselftest runner's result line
+DOC=/run/module_async.ktap		# what the suite printed, for the reader
+HEADER='selftests: module_async: module_async.sh'	# run_kselftest's test
 COPY_BOUND_TICKS=10			# 0.1 s each
 
 mount -t proc none /proc
@@ -90,39 +92,49 @@ exec 3>"$RESULTS"
 echo "MODULE_ASYNC_BEGIN"
 echo "MODULE_ASYNC_BEGIN" >&3
 
-# copy_output: every line the suite prints to the console and the results
-# channel; notes a wedged kernel and the kselftest runner's result line.
+# copy_output: every line the suite prints to the console, the results
+# channel and $DOC.
 copy_output()
 {
 	while IFS= read -r line || [ -n "$line" ]; do
 		printf '%s\n' "$line"
 		printf '%s\n' "$line" >&3
-		case $line in
-		*"kernel wedged by "*) : >"$WEDGED" ;;
-		"ok "[0-9]*" selftests: module_async: module_async.sh"* | \
-		"not ok "[0-9]*" selftests: module_async: module_async.sh"*)
-			printf '%s\n' "$line" >"$RESULT" ;;
-		esac
+		printf '%s\n' "$line" >>"$DOC"
 	done
 	: >"$COPIED"
 }
 
 # runner_rc: the suite's exit status, from the kselftest runner's result
-# line (runner.sh: "ok N selftests: DIR: TEST" and "# SKIP", or "not ok"
-# with "# exit=RC" or "# TIMEOUT"); 1 without one.
+# for module_async.sh (runner.sh: ok, skip, or not ok with "# exit=RC" or
+# "# TIMEOUT"); 1 without one.
 runner_rc()
 {
-	result=''
-	[ ! -r "$RESULT" ] || read -r result <"$RESULT"
-	case $result in
-	"ok "*" # SKIP"*) echo 4 ;;
-	"ok "*) echo 0 ;;
-	"not ok "*" # exit="[0-9]*)
-		result=${result##*# exit=}
-		echo "${result%%[!0-9]*}"
+	case $(ktap verdict "$HEADER" "$DOC") in
+	skip) echo 4 ;;
+	ok) echo 0 ;;
+	not-ok)
+		result=$(ktap directive "$HEADER" "$DOC")
+		case $result in
+		exit=[0-9]*)
+			result=${result#exit=}
+			echo "${result%%[!0-9]*}"
+			;;
+		*) echo 1 ;;
+		esac
 		;;
 	*) echo 1 ;;
 	esac
+}
+
+# suite_wedged: the suite reported a wedged kernel (in run_kselftest's
+# output, in the document nested in the runner's).
+suite_wedged()
+{
+	if [ "$via" = run_kselftest ]; then
+		ktap --nested "$HEADER" wedged "$DOC" >/dev/null
+	else
+		ktap wedged "$DOC" >/dev/null
+	fi
 }
 
 # wait_for FILE TICKS: until FILE exists, at most TICKS tenths of a second.
@@ -138,6 +150,7 @@ wait_for()
 
 if [ -x "$SUITE" ]; then
 	mkfifo "$OUTPUT"
+	: >"$DOC"
 	copy_output <"$OUTPUT" &
 	copier=$!
 	if [ "$via" = run_kselftest ]; then
@@ -155,7 +168,8 @@ if [ -x "$SUITE" ]; then
 	fi
 	if [ "$via" = run_kselftest ] && [ "$rc" -eq 0 ]; then
 		rc=$(runner_rc)
-		[ -e "$RESULT" ] || echo "guest-init: no result line for module_async.sh: rc=1"
+		ktap verdict "$HEADER" "$DOC" >/dev/null ||
+			echo "guest-init: no result line for module_async.sh: rc=1"
 	fi
 else
 	echo "# guest-init: $SUITE is missing or not executable"
@@ -167,7 +181,7 @@ echo "MODULE_ASYNC_END rc=$rc"
 echo "MODULE_ASYNC_END rc=$rc" >&3
 exec 3>&-
 
-if [ -e "$WEDGED" ]; then
+if [ -e "$DOC" ] && suite_wedged; then
 	echo "guest-init: the kernel is wedged, a clean power off would hang: sysrq reboot"
 	echo b >/proc/sysrq-trigger
 fi

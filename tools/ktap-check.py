@@ -3,7 +3,9 @@
 #
 # ktap-check.py - parse a KTAP document with the kernel's own KTAP parser
 # (tools/testing/kunit/kunit_parser.py of a kernel tree) and check that it
-# parsed without an error and that every case is accounted for.
+# parsed without an error and that every case is accounted for, with the
+# verdicts the project's own KTAP reader (tools/ktap/ktap) reads from the
+# same lines.
 #
 # Prints one PASS/FAIL line per check and ends with "N passed, N failed"
 # (the summary line tools/check.sh counts). Exit status 0 when nothing
@@ -12,11 +14,11 @@
 import argparse
 import io
 import os
-import re
+import subprocess
 import sys
 
 PROG = os.path.basename(sys.argv[0])
-RESULT = re.compile(r'^(ok|not ok) ([0-9]+) (- )?([^#]*?)\s*( # .*)?$')
+KTAP = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'ktap', 'ktap')
 
 
 def load_parser(kunit_dir):
@@ -60,20 +62,32 @@ class Checks:
             print(f'FAIL {what}' + (f': {detail}' if detail else ''))
 
 
+def ktap(args, lines):
+    """What the project's KTAP reader prints for ARGS, reading LINES."""
+    run = subprocess.run([KTAP] + args, input=''.join(lines),
+                         capture_output=True, text=True, check=False)
+    if run.returncode == 2:
+        sys.exit(f'{PROG}: {KTAP} {" ".join(args)}: {run.stderr.strip()}')
+    return run.stdout
+
+
 def nested_document(lines, header):
-    """The document a kselftest runner nests under '# HEADER': its lines,
-    each prefixed with '# ', up to the runner's result line."""
-    out = []
-    inside = False
-    for line in lines:
-        text = line.rstrip('\n')
-        if not inside:
-            inside = text == '# ' + header
-            continue
-        if not text.startswith('#'):
-            break
-        out.append(text[2:] + '\n' if text.startswith('# ') else text[1:] + '\n')
-    return out
+    """The document a kselftest runner nests under '# HEADER', without
+    the runner's '# ' prefix."""
+    return ktap(['--nested', header, 'document'], lines).splitlines(
+        keepends=True)
+
+
+def written_verdicts(lines):
+    """The result lines as written, case -> verdicts ('ok', 'not ok',
+    'skip'), as the project's KTAP reader reads them."""
+    kind = {'ok': 'ok', 'skip': 'skip', 'not-ok': 'not ok',
+            'timeout': 'not ok', 'error': 'not ok'}
+    written = {}
+    for line in ktap(['verdicts'], lines).splitlines():
+        name, verdict = line.split(' ', 1)[1].rsplit(' ', 1)
+        written.setdefault(name, []).append(kind[verdict])
+    return written
 
 
 def check_document(kunit_parser, checks, lines, name, cases=None,
@@ -97,15 +111,7 @@ def check_document(kunit_parser, checks, lines, name, cases=None,
         parsed.setdefault(sub.name, []).append(sub.status)
     # The result lines as written, to compare with what the parser made
     # of them.
-    written = {}
-    for line in lines:
-        m = RESULT.match(line.rstrip('\n'))
-        if not m:
-            continue
-        verdict = m.group(1)
-        if m.group(5) and re.match(r' # SKIP\b', m.group(5)):
-            verdict = 'skip'
-        written.setdefault(m.group(4), []).append(verdict)
+    written = written_verdicts(lines)
     want = {'ok': status.SUCCESS, 'not ok': status.FAILURE,
             'skip': status.SKIPPED}
     agree = all(len(parsed.get(n, [])) == len(v) and

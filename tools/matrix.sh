@@ -3,9 +3,11 @@
 #
 # matrix.sh - run the suite on every known kernel and print one table:
 # cases down, kernels across, each cell the verdict, with each kernel's
-# measured policy. A cell that differs from tools/expected/<kernel> is
-# marked with '!' and the expected verdict; each kernel's document is also
-# checked whole by compare-verdicts.sh. Exit status 1 on anything unexpected.
+# measured policy. A cell that differs from the kernel's column of
+# tools/expected/verdicts is marked with '!' and the expected verdict; each
+# kernel's document is also checked whole by compare-verdicts.sh against
+# that column (written to DIR/<kernel>/expected). The documents are read by
+# the KTAP reader, tools/ktap/ktap. Exit status 1 on anything unexpected.
 
 set -uo pipefail
 
@@ -13,18 +15,20 @@ readonly prog=${0##*/}
 top=$(cd "$(dirname "$0")/.." && pwd)
 readonly top
 readonly compare=$top/tools/compare-verdicts.sh
+readonly expected=$top/tools/expected/expected.sh
+readonly ktap=$top/tools/ktap/ktap
 
 usage()
 {
 	cat <<EOF
 usage: $prog [--kernel NAME]... [--allow-deadlock] [--reuse] [--out DIR]
 
-Runs the suite in a VM on each kernel (default: every kernel with a file
-in tools/expected/) and prints the verdict matrix.
+Runs the suite in a VM on each kernel (default: every kernel of
+tools/expected/verdicts) and prints the verdict matrix.
 
-  --kernel NAME     a kernel of tools/expected/ (repeatable)
+  --kernel NAME     a kernel of tools/expected/verdicts (repeatable)
   --allow-deadlock  also the cases that can wedge the kernel; compared
-                    with tools/expected/<kernel>.allow-deadlock
+                    with the kernel's verdicts with deadlocks allowed
   --reuse           do not run the VMs: tabulate results already in --out
   --out DIR         results go to DIR/<kernel>/ (default: build/matrix)
   -h, --help        this text
@@ -33,21 +37,20 @@ EOF
 
 kernels=()
 allow=
-suffix=
 reuse=0
 out=$top/build/matrix
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel)
-		[ -r "$top/tools/expected/${2:-/}" ] || {
-			echo "$prog: no tools/expected/${2:-} for kernel '${2:-}'" >&2
+		grep -qxF -- "${2:-/}" <<<"$("$expected" kernels)" || {
+			echo "$prog: no kernel '${2:-}' in tools/expected/verdicts" >&2
 			usage >&2
 			exit 2
 		}
 		kernels+=("$2")
 		shift
 		;;
-	--allow-deadlock) allow=--allow-deadlock suffix=.allow-deadlock ;;
+	--allow-deadlock) allow=--allow-deadlock ;;
 	--reuse) reuse=1 ;;
 	--out) out=${2:?}; shift ;;
 	-h | --help) usage; exit 0 ;;
@@ -56,16 +59,16 @@ while [ $# -gt 0 ]; do
 	shift
 done
 if [ ${#kernels[@]} -eq 0 ]; then
-	kernels=(stock vanilla patched)
+	mapfile -t kernels < <("$expected" kernels)
 fi
 
 [ $reuse -eq 1 ] || "$top/tools/deps.sh" || exit 3
 
 bad=0
 for k in "${kernels[@]}"; do
-	expected=$top/tools/expected/$k$suffix
-	[ -r "$expected" ] || { echo "$prog: no $expected" >&2; exit 2; }
 	mkdir -p "$out/$k"
+	# shellcheck disable=SC2086 # $allow is one option or none
+	"$expected" $allow column "$k" > "$out/$k/expected" || exit 2
 	if [ $reuse -eq 0 ]; then
 		start=$(date +%s)
 		"$top/tools/vm.sh" --kernel "$k" $allow --out "$out/$k" > /dev/null
@@ -73,25 +76,23 @@ for k in "${kernels[@]}"; do
 		echo "$prog: $k took $(($(date +%s) - start))s" >&2
 	fi
 	if ! "$compare" --status "$(cat "$out/$k/status" 2>/dev/null || echo 3)" \
-			"$out/$k/results.ktap" "$expected" > "$out/$k/compare.log" 2>&1; then
+			"$out/$k/results.ktap" "$out/$k/expected" > "$out/$k/compare.log" 2>&1; then
 		bad=1
 	fi
-	"$compare" --summary "$out/$k/results.ktap" > "$out/$k/summary" 2>/dev/null ||
-		: > "$out/$k/summary"
+	"$ktap" verdicts "$out/$k/results.ktap" > "$out/$k/verdicts" 2>/dev/null ||
+		: > "$out/$k/verdicts"
 done
 
-# The case names, in the order of the first kernel's expectations.
-mapfile -t cases < <(grep -hv '^#' "$top/tools/expected/${kernels[0]}$suffix" |
-	awk 'NF && $1 != "policy" && $1 != "status" { print $1 }')
+# The case names, in the table's order.
+mapfile -t cases < <("$expected" cases)
 
 cell()
 {
 	local k=$1 name=$2 got want
 
-	got=$(awk -v n="$name" '$1 == "result" && $3 == n { print $4 }' "$out/$k/summary" |
-		tr '\n' ' ')
+	got=$(awk -v n="$name" '$2 == n { print $3 }' "$out/$k/verdicts" | tr '\n' ' ')
 	got=${got% }
-	want=$(awk -v n="$name" '$1 == n { print $2 }' "$top/tools/expected/$k$suffix")
+	want=$(awk -v n="$name" '$1 == n { print $2 }' "$out/$k/expected")
 	if [ "$got" = "$want" ]; then
 		printf '%s' "$got"
 	else
@@ -103,7 +104,7 @@ printf '%-42s' "case"
 for k in "${kernels[@]}"; do printf ' %-24s' "$k"; done
 printf '\n%-42s' "policy"
 for k in "${kernels[@]}"; do
-	printf ' %-24s' "$(awk '$1 == "policy" { print $2 }' "$out/$k/summary")"
+	printf ' %-24s' "$("$ktap" policy "$out/$k/results.ktap" 2>/dev/null)"
 done
 printf '\n'
 for name in "${cases[@]}"; do

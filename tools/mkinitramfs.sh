@@ -152,6 +152,7 @@ for tool in "${KMOD_TOOLS[@]}"; do
 done
 copy_with_libs "$(command -v dmesg)" /bin/dmesg
 cp "$TOOLS/guest-init.sh" "$root/init"
+cp "$TOOLS/ktap/ktap" "$root/bin/ktap"	# /init reads the suite's KTAP with it
 chmod 755 "$root/init"
 
 # The kernel's modules the suite needs, with their dependencies.

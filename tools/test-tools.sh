@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Host tests of the VM tooling: fetch-kernel.sh, fetch-source.sh,
-# mkinitramfs.sh, guest-init.sh, vm-run.sh and ktap-merge.sh.  They use the real cache for
+# mkinitramfs.sh, guest-init.sh and vm-run.sh (the KTAP reader they use has
+# its own tests, tools/ktap/test-ktap.sh).  They use the real cache for
 # the stock kernel (fetching it if needed) and a throw-away cache for the
 # tests that corrupt entries; the suite booted in the VM is a stand-in
 # written here, so these tests do not depend on the runner or the test
@@ -19,6 +20,7 @@ PROG=${0##*/}
 TOOLS=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tools/lib.sh
 . "$TOOLS/lib.sh"
+readonly KTAP=$TOOLS/ktap/ktap
 
 usage()
 {
@@ -116,7 +118,7 @@ no_download()
 # ---- usage ----------------------------------------------------------------
 section "usage"
 
-for tool in fetch-kernel fetch-source mkinitramfs vm-run ktap-merge test-tools; do
+for tool in fetch-kernel fetch-source mkinitramfs vm-run test-tools; do
 	check_rc "$tool.sh --help exits 0" 0 "$TOOLS/$tool.sh" --help
 	grep -q '^Usage:' "$tmp/rc.out" || not_ok "$tool.sh --help prints usage on stdout"
 	check_rc "$tool.sh --bogus exits 2" 2 "$TOOLS/$tool.sh" --bogus
@@ -353,7 +355,7 @@ check_rc "mkinitramfs.sh builds an initramfs" 0 \
 zcat "$tmp/initrd.gz" | (cd "$tmp" && mkdir -p root && cd root && cpio -id --quiet)
 root=$tmp/root
 missing=''
-for f in init bin/busybox bin/sh bin/kmod bin/dmesg lib64/ld-linux-x86-64.so.2 \
+for f in init bin/busybox bin/sh bin/kmod bin/dmesg bin/ktap lib64/ld-linux-x86-64.so.2 \
 	 opt/module_async/module_async.sh opt/module_async/settings \
 	 opt/module_async/modules/ma_standin.ko \
 	 "lib/modules/$krel/extra/ma_standin.ko" \
@@ -364,9 +366,9 @@ for f in init bin/busybox bin/sh bin/kmod bin/dmesg lib64/ld-linux-x86-64.so.2 \
 	[ -e "$root/$f" ] || [ -L "$root/$f" ] || missing+=" $f"
 done
 if [ -z "$missing" ]; then
-	ok "initramfs has busybox, kmod, dmesg, the suite and the kernel's modules"
+	ok "initramfs has busybox, kmod, dmesg, ktap, the suite and the kernel's modules"
 else
-	not_ok "initramfs has busybox, kmod, dmesg, the suite and the kernel's modules" \
+	not_ok "initramfs has busybox, kmod, dmesg, ktap, the suite and the kernel's modules" \
 		"missing:$missing"
 fi
 for tool in modprobe insmod rmmod lsmod depmod modinfo; do
@@ -403,63 +405,6 @@ grep -q null_blk "$tmp/rc.err" || not_ok "missing module error names null_blk"
 mkdir -p "$tmp/nosuite"
 check_rc "mkinitramfs.sh fails without module_async.sh" 1 \
 	"$TOOLS/mkinitramfs.sh" --kernel "$entry" --suite "$tmp/nosuite" --out "$tmp/bad.gz"
-
-# ---- ktap-merge.sh --------------------------------------------------------
-section "ktap-merge.sh"
-
-# Boot 1 wedges in w1; boot 2 (CRLF lines) dies in w2; boot 3 ends.
-cat >"$tmp/boot-1.ktap" <<'EOF'
-TAP version 13
-1..5
-# policy: always-sync
-ok 1 a
-# evidence of w1
-not ok 2 w1 # TIMEOUT 10
-# kernel wedged by w1
-ok 3 b # SKIP kernel wedged by w1
-ok 4 w2 # SKIP kernel wedged by w1
-ok 5 c # SKIP kernel wedged by w1
-# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:3 error:0
-EOF
-printf '%s\r\n' 'TAP version 13' '1..3' '# policy: always-sync' 'ok 1 b # SKIP not here' \
-	'# console: Kernel panic' 'not ok 2 w2 # ERROR guest died' >"$tmp/boot-2.ktap"
-printf '%s\n' 'TAP version 13' '1..1' '# policy: skip-if-unused' 'ok 1 c' \
-	'# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:0 error:0' >"$tmp/boot-3.ktap"
-cat >"$tmp/merged.want" <<'EOF'
-TAP version 13
-1..5
-# policy: always-sync
-ok 1 a
-# evidence of w1
-not ok 2 w1 # TIMEOUT 10
-# kernel wedged by w1
-# resumed in a fresh VM (boot 2) after w1 wedged the kernel
-# boot 2 policy: always-sync
-ok 3 b # SKIP not here
-# console: Kernel panic
-not ok 4 w2 # ERROR guest died
-# resumed in a fresh VM (boot 3) after the guest died in w2
-# boot 3 policy: skip-if-unused
-ok 5 c
-# Totals: pass:2 fail:1 xfail:0 xpass:0 skip:1 error:1
-EOF
-check_rc "ktap-merge.sh merges three boots: exit 1 (a case failed)" 1 \
-	"$TOOLS/ktap-merge.sh" "$tmp/boot-1.ktap" "$tmp/boot-2.ktap" "$tmp/boot-3.ktap"
-cmp -s "$tmp/rc.out" "$tmp/merged.want" ||
-	not_ok "ktap-merge.sh: one plan, every case once in order, notes, totals" \
-		"$(diff "$tmp/merged.want" "$tmp/rc.out")"
-printf '%s\n' 'policy always-sync' 'a ok' 'w1 timeout' 'b skip' 'w2 error' 'c ok' \
-	>"$tmp/merged.verdicts"
-check "compare-verdicts.sh accepts the merged document" \
-	"$TOOLS/compare-verdicts.sh" "$tmp/merged.want" "$tmp/merged.verdicts"
-check_rc "ktap-merge.sh of one document: exit 0" 0 "$TOOLS/ktap-merge.sh" "$tmp/boot-3.ktap"
-cmp -s "$tmp/rc.out" "$tmp/boot-3.ktap" || not_ok "ktap-merge.sh leaves one document as it is"
-printf '%s\n' 'TAP version 13' '1..2' 'ok 1 a # SKIP x' 'ok 2 b # SKIP y' >"$tmp/skipped.ktap"
-check_rc "ktap-merge.sh: every case skipped: exit 4" 4 "$TOOLS/ktap-merge.sh" "$tmp/skipped.ktap"
-check_rc "ktap-merge.sh: a missing document: exit 2" 2 "$TOOLS/ktap-merge.sh" "$tmp/none.ktap"
-printf '# no plan\n' >"$tmp/noplan.ktap"
-check_rc "ktap-merge.sh: no plan in the first document: exit 3" 3 \
-	"$TOOLS/ktap-merge.sh" "$tmp/noplan.ktap" "$tmp/boot-3.ktap"
 
 # ---- vm-run.sh ------------------------------------------------------------
 section "vm-run.sh"
@@ -575,15 +520,22 @@ check_rc "vm-run.sh goes on after a guest dies: rc 1" 1 \
 took=$((SECONDS - start))
 check "compare-verdicts.sh accepts the document of a run whose guests died" \
 	"$TOOLS/compare-verdicts.sh" --status 1 "$tmp/out-die/results.ktap" "$tmp/die.verdicts"
-# shellcheck disable=SC2016 # awk program
+# panic_is_error DOC: the panicking case is ERROR, the console's panic in
+# the evidence before it.
+panic_is_error()
+{
+	local crash='Kernel panic - not syncing: sysrq triggered crash' evidence
+
+	evidence=$("$KTAP" diag panic "$1")
+	[ "$("$KTAP" directive panic "$1")" = "ERROR guest died: $crash" ] &&
+		grep -q "^# console: .*$crash" <<<"$evidence"
+}
 check "the panicking case is ERROR with the console's panic before it" \
-	awk -v crash='Kernel panic - not syncing: sysrq triggered crash' '
-	     $0 ~ ("^# console: .*" crash) { seen = 1 }
-	     $0 == ("not ok 2 panic # ERROR guest died: " crash) { ok = seen }
-	     END { exit !ok }' "$tmp/out-die/results.ktap"
+	panic_is_error "$tmp/out-die/results.ktap"
+# shellcheck disable=SC2016 # bash -c gets its values as $1...
 check "the hanging case is ERROR: no end marker" \
-	grep -qx 'not ok 3 hang # ERROR no end marker within 20 s (boot 2)' \
-		"$tmp/out-die/results.ktap"
+	bash -c '[ "$("$1" directive hang "$2")" = "ERROR no end marker within 20 s (boot 2)" ]' \
+		_ "$KTAP" "$tmp/out-die/results.ktap"
 check "the fresh VMs are noted" \
 	grep -qx '# resumed in a fresh VM (boot 2) after the guest died in panic' \
 		"$tmp/out-die/results.ktap"

@@ -35,8 +35,9 @@
 # the order comes from the runner's --list (the runner in the initramfs,
 # /opt/module_async/module_async, run here on the host) or from --cases.
 # At most one boot more than there are cases, and none after a boot in which
-# no case got a verdict.  tools/ktap-merge.sh makes one KTAP document of the
-# boots' documents: the first boot's plan and order, every case once.
+# no case got a verdict.  The KTAP reader (tools/ktap/ktap) reads every
+# boot's document, and its merge makes one document of them: the first
+# boot's plan and order, every case once.
 #
 # Exit status, from that document: 0 nothing failed, 1 a case failed, 4 all
 # skipped (with one boot: the guest suite's own exit status); 2 bad usage;
@@ -49,6 +50,8 @@ set -euo pipefail
 PROG=${0##*/}
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/lib.sh"
+KTAP=$(cd "$(dirname "$0")" && pwd)/ktap/ktap
+readonly KTAP
 
 KVM_BOOT_BOUND_S=5	# a working KVM guest prints "Linux version" in < 1 s
 BEGIN_BOUND_S=120	# TCG reaches the suite in ~7 s; --timeout if shorter
@@ -307,8 +310,9 @@ remember_verdict()
 #   guest_rc   the end marker's exit status
 #   saw_begin, saw_wedge   the suite began; it reported a wedged kernel
 #   boot_doc   the boot's KTAP: what the suite printed between the markers
+#   logged     how many of boot_doc's verdicts have been logged
 boot=0 outcome='' guest_rc='' saw_begin=0 saw_end=0 saw_wedge=0
-boot_doc='' console_off=0 partial='' last_line_ms=0 prev_ms=0
+boot_doc='' console_off=0 partial='' last_line_ms=0 prev_ms=0 logged=0 new_lines=0
 
 # handle_line LINE: one line of the results channel.
 handle_line()
@@ -330,15 +334,27 @@ handle_line()
 	fi
 	printf '%s\n' "$line" >>"$boot_doc"
 	last_line_ms=$NOW
-	if [[ $line =~ ^(not )?ok\ [0-9]+ ]]; then
-		log "boot $boot: $(secs $((NOW - prev_ms))) s to verdict: ${line:0:100}"
-		prev_ms=$NOW
-	fi
-	if [[ $line == *'kernel wedged by '* ]] && [ "$saw_wedge" = 0 ]; then
-		saw_wedge=1
-		log "boot $boot: the suite reports a wedged kernel: ${line:0:100}"
-	fi
+	new_lines=1
 	return 0
+}
+
+# note_doc: after new lines, log the time to each new verdict and notice a
+# wedged kernel, from the boot's document as the KTAP reader reads it.
+note_doc()
+{
+	local verdicts i wedger
+
+	new_lines=0
+	mapfile -t verdicts < <("$KTAP" results "$boot_doc")
+	for ((i = logged; i < ${#verdicts[@]}; i++)); do
+		log "boot $boot: $(secs $((NOW - prev_ms))) s to verdict: ${verdicts[i]:0:100}"
+		prev_ms=$NOW
+	done
+	logged=${#verdicts[@]}
+	if [ "$saw_wedge" = 0 ] && wedger=$("$KTAP" wedged "$boot_doc"); then
+		saw_wedge=1
+		log "boot $boot: the suite reports a wedged kernel: kernel wedged by $wedger"
+	fi
 }
 
 # read_new: the lines that arrived on the results channel since last time
@@ -353,6 +369,7 @@ read_new()
 		partial=''
 	done
 	partial+=$line
+	[ "$new_lines" = 0 ] || note_doc
 }
 
 # watch_boot: start a guest and watch it until it ends one way or another
@@ -361,7 +378,7 @@ watch_boot()
 {
 	local deadline_ms begin_ms bound_ms begin_s
 
-	outcome='' guest_rc='' saw_begin=0 saw_end=0 saw_wedge=0 partial=''
+	outcome='' guest_rc='' saw_begin=0 saw_end=0 saw_wedge=0 partial='' logged=0
 	: >"$boot_doc"
 	: >"$boot_serial1"
 	exec {serial1_fd}<"$boot_serial1"
@@ -396,6 +413,7 @@ watch_boot()
 				accel=tcg
 				exec {serial1_fd}<&-
 				: >"$boot_doc"
+				logged=0
 				exec {serial1_fd}<"$boot_serial1"
 				start_qemu tcg
 				deadline_ms=$((started_ms + timeout * 1000))
@@ -409,6 +427,7 @@ watch_boot()
 			read_new
 			[ -z "$partial" ] || handle_line "$partial"
 			partial=''
+			[ "$new_lines" = 0 ] || note_doc
 			if [ "$saw_end" = 1 ]; then
 				outcome=end
 			elif [ "$saw_wedge" = 1 ]; then
@@ -530,19 +549,17 @@ need_planned()
 # order), $doc_skipped (those skipped because of a wedge), $doc_plan.
 doc_scan()
 {
-	local line
+	local line name
 
-	doc_names=() doc_skipped=() doc_plan=''
+	doc_names=()
+	doc_plan=$("$KTAP" plan "$1") || doc_plan=''
 	while IFS= read -r line; do
-		if [[ $line =~ ^1\.\.([0-9]+) ]] && [ -z "$doc_plan" ]; then
-			doc_plan=${BASH_REMATCH[1]}
-		elif [[ $line =~ ^(not\ )?ok\ [0-9]+\ ([^ ]+) ]] &&
-		     [ "${BASH_REMATCH[2]}" != '#' ]; then
-			doc_names+=("${BASH_REMATCH[2]}")
-			[[ $line != *' # '[Ss][Kk][Ii][Pp]' kernel wedged by '* ]] ||
-				doc_skipped+=("${BASH_REMATCH[2]}")
-		fi
-	done <"$1"
+		# "<n> <case> <verdict>"
+		line=${line#* }
+		name=${line% *}
+		[ "$name" = '(unnamed)' ] || doc_names+=("$name")
+	done < <("$KTAP" verdicts "$1")
+	mapfile -t doc_skipped < <("$KTAP" leftover "$1")
 }
 
 # in_list WORD LIST...: WORD is one of LIST.
@@ -608,7 +625,7 @@ complete_doc()
 		{
 			echo "TAP version 13"
 			echo "1..$nplan"
-			grep -avE '^(TAP|KTAP) version' "$boot_doc" || true
+			"$KTAP" body "$boot_doc"
 		} >"$boot_doc.new"
 		mv "$boot_doc.new" "$boot_doc"
 	fi
@@ -763,12 +780,12 @@ for ((k = 1; k <= boots_done; k++)); do
 	docs+=("$out/boot-$k.ktap")
 done
 status=0
-"$(dirname "$0")/ktap-merge.sh" "${docs[@]}" >"$results" || status=$?
+"$KTAP" merge "${docs[@]}" >"$results" || status=$?
 [ "$boots_done" -gt 1 ] || rm -f "${docs[@]}"
 cat "$results"
 log "$boots_done boot(s); $results, $console"
 [ -z "$infra" ] || fail "$infra"
 case $status in
 0|1|4) exit "$status" ;;
-*) fail "could not merge the boots' documents (ktap-merge.sh exit $status)" ;;
+*) fail "could not merge the boots' documents (ktap merge exit $status)" ;;
 esac
