@@ -121,7 +121,10 @@ stage_shell()
 {
 	local f shell passed=0 failed=0
 
-	for f in "$top/module_async.sh" "$top"/tools/*.sh "$top/.ci/run"; do
+	# Every script: by name, or by its "#!" line (tools/ktap/ktap).
+	for f in "$top/module_async.sh" "$top/.ci/run" \
+		 $(find "$top/tools" -type f \( -name '*.sh' -o -perm -u+x \) ! -name '*.py' |
+		   sort); do
 		[ -e "$f" ] || continue
 		# POSIX scripts say so; the rest (and sourced files) are bash.
 		case "$(head -n 1 "$f")" in
@@ -136,7 +139,7 @@ stage_shell()
 			failed=$((failed + 1))
 		fi
 	done
-	for f in "$top"/tools/*.py; do
+	for f in $(find "$top/tools" -name '*.py' | sort); do
 		[ -e "$f" ] || continue
 		if python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read())' "$f"; then
 			echo "PASS python syntax ${f#"$top"/}"

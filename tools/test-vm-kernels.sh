@@ -51,14 +51,16 @@ refused()
 	fi
 }
 
-# verdicts_of KTAP EXPECTED WHAT RC: the document holds EXPECTED's verdicts
-# and the run exited as EXPECTED says (make's 0 is the script's 0).
+# verdicts_of KTAP KERNEL WHAT RC: the document holds the verdicts expected
+# of KERNEL and the run exited as expected (make's 0 is the script's 0).
 verdicts_of()
 {
-	if "$TOOLS/compare-verdicts.sh" --status "$4" "$1" "$2" >"$out/compare.log" 2>&1; then
-		pass "$3: the verdicts of ${2##*/}"
+	"$TOOLS/expected/expected.sh" column "$2" >"$out/expected.$2"
+	if "$TOOLS/compare-verdicts.sh" --status "$4" "$1" "$out/expected.$2" \
+			>"$out/compare.log" 2>&1; then
+		pass "$3: the verdicts expected of $2"
 	else
-		fail "$3: not the verdicts of ${2##*/}: $(grep -m3 '^FAIL' "$out/compare.log" |
+		fail "$3: not the verdicts expected of $2: $(grep -m3 '^FAIL' "$out/compare.log" |
 			tr '\n' ' ')"
 	fi
 }
@@ -105,7 +107,7 @@ if grep -q 'module_async: candidate patch applied' "$console" 2>/dev/null; then
 else
 	fail "PATCH= alone: no sign of the patch in $console (exit $rc, log $out/patch.log)"
 fi
-verdicts_of "$top/build/vm/vanilla+patches/results.ktap" "$TOOLS/expected/vanilla" "PATCH=" "$rc"
+verdicts_of "$top/build/vm/vanilla+patches/results.ktap" vanilla "PATCH=" "$rc"
 
 rc=0
 make -s -C "$top" vm KERNEL="$stock/vmlinuz" KDIR="$headers" \
@@ -116,7 +118,7 @@ if [ "$rc" -eq 0 ] && grep -qF "$beside" "$out/headers.log"; then
 else
 	fail "KERNEL=FILE KDIR=<headers>: exit $rc (log $out/headers.log)"
 fi
-verdicts_of "$top/build/vm/custom/results.ktap" "$TOOLS/expected/stock" \
+verdicts_of "$top/build/vm/custom/results.ktap" stock \
 	"KERNEL=FILE KDIR=<headers>" "$rc"
 
 checks_summary
