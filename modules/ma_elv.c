@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ma_elv - an async job that switches a disk's I/O scheduler
+ * ma_elv - tests an I/O scheduler switch from an async job
  *
  * The 2013 deadlock as the block layer reaches it in 6.1: writing the name
  * of a scheduler that is not loaded yet to /sys/block/<disk>/queue/scheduler
@@ -18,12 +18,10 @@
  * and marks "done". The runner (case elevator_switch_from_async) waits for
  * "done" with a bound, checks which scheduler is active and restores the
  * one it found. The case runs only where it cannot deadlock, or when told.
- *
- * Knobs (see ma_job.h): disk, target, start, started, done, result.
  */
 #include <linux/fs.h>
 #include <linux/module.h>
-#include <linux/string.h>
+#include <linux/slab.h>
 
 #include "ma_job.h"
 
@@ -35,16 +33,12 @@ MODULE_PARM_DESC(disk, "the block device, e.g. nullb0");
 static char target[MA_ELV_NAME_LEN];
 module_param_string(target, target, sizeof(target), 0644);
 MODULE_PARM_DESC(target, "the scheduler to switch to, e.g. kyber");
-module_param_named(gate_ms, ma_job.gate_ms, uint, 0444);
-MODULE_PARM_DESC(gate_ms, "bound of the exit's wait for the job, in ms");
-module_param_cb(start, &ma_start_ops, NULL, 0644);
-MODULE_PARM_DESC(start, "write 1 to queue the job");
-module_param_named(started, ma_job.started, int, 0444);
-MODULE_PARM_DESC(started, "1 once the job runs");
-module_param_named(done, ma_job.done, int, 0444);
-MODULE_PARM_DESC(done, "1 once the write has returned");
-module_param_named(result, ma_job.result, int, 0444);
-MODULE_PARM_DESC(result, "0 or -errno of the write");
+
+MA_KNOB_GATE_MS();
+MA_KNOB_START();
+MA_KNOB_STARTED();
+MA_KNOB_DONE();
+MA_KNOB_RESULT("0 or -errno of the write");
 
 static int ma_elv_write(const char *path, const char *name)
 {
@@ -65,14 +59,13 @@ static int ma_elv_write(const char *path, const char *name)
 
 static void ma_job_fn(void *data, async_cookie_t cookie)
 {
-	char name[MA_ELV_NAME_LEN];
+	char name[MA_ELV_NAME_LEN], dev[MA_ELV_NAME_LEN];
 	char *path;
 	int ret;
 
-	kernel_param_lock(THIS_MODULE);
-	strscpy(name, target, sizeof(name));
-	path = kasprintf(GFP_KERNEL, "/sys/block/%s/queue/scheduler", disk);
-	kernel_param_unlock(THIS_MODULE);
+	ma_knob_copy(name, target, sizeof(name));
+	ma_knob_copy(dev, disk, sizeof(dev));
+	path = kasprintf(GFP_KERNEL, "/sys/block/%s/queue/scheduler", dev);
 
 	ma_job_begin();
 	if (path) {
@@ -85,17 +78,7 @@ static void ma_job_fn(void *data, async_cookie_t cookie)
 	ma_job_end(ret);
 }
 
-static int __init ma_elv_init(void)
-{
-	return 0;
-}
-module_init(ma_elv_init);
-
-static void __exit ma_elv_exit(void)
-{
-	ma_job_exit();
-}
-module_exit(ma_elv_exit);
+module_exit(ma_job_exit);
 
 MODULE_DESCRIPTION("module_async: an async job switches an I/O scheduler");
 MODULE_LICENSE("GPL");

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ma_gate - an async job, unrelated to any load, held on a gate
+ * ma_gate - holds an async job, unrelated to any load, on a gate
  *
+ * The other half of the policy measurements: it tests nothing itself.
  * Writing 1 to "start" queues one job with async_schedule() from the writing
  * task, after the module has loaded. The job marks "started" and waits on a
  * gate until the runner writes 1 to "open" (or gate_ms expires), then marks
@@ -15,25 +16,17 @@
  * async_probe_skips_unrelated_async, and the policy probe). Note that
  * delete_module() also waits for all async work: unload other modules only
  * after opening the gate.
- *
- * Knobs (see ma_job.h): gate_ms, start, open, started, done, timed_out.
  */
 #include <linux/module.h>
 
 #include "ma_job.h"
 
-module_param_named(gate_ms, ma_job.gate_ms, uint, 0444);
-MODULE_PARM_DESC(gate_ms, "safety timeout of the gate in ms (default 30000)");
-module_param_cb(start, &ma_start_ops, NULL, 0644);
-MODULE_PARM_DESC(start, "write 1 to queue the held async job");
-module_param_cb(open, &ma_open_ops, NULL, 0644);
-MODULE_PARM_DESC(open, "write 1 to let the held job finish");
-module_param_named(started, ma_job.started, int, 0444);
-MODULE_PARM_DESC(started, "1 once the job runs and waits on the gate");
-module_param_named(done, ma_job.done, int, 0444);
-MODULE_PARM_DESC(done, "1 once the job has finished");
-module_param_named(timed_out, ma_job.timed_out, int, 0444);
-MODULE_PARM_DESC(timed_out, "1 if gate_ms expired before the gate opened");
+MA_KNOB_GATE_MS();
+MA_KNOB_START();
+MA_KNOB_OPEN();
+MA_KNOB_STARTED();
+MA_KNOB_DONE();
+MA_KNOB_TIMED_OUT();
 
 static void ma_job_fn(void *data, async_cookie_t cookie)
 {
@@ -42,17 +35,7 @@ static void ma_job_fn(void *data, async_cookie_t cookie)
 	ma_job_end(0);
 }
 
-static int __init ma_gate_init(void)
-{
-	return 0;
-}
-module_init(ma_gate_init);
-
-static void __exit ma_gate_exit(void)
-{
-	ma_job_exit();
-}
-module_exit(ma_gate_exit);
+module_exit(ma_job_exit);
 
 MODULE_DESCRIPTION("module_async: an unrelated async job held on a gate");
 MODULE_LICENSE("GPL");

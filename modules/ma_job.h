@@ -1,23 +1,27 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The one async job of a module_async test module.
+ * The one async job of a module_async test module, and its knobs.
  *
- * Every test module runs at most one async job per load, and the runner
- * (tools/testing/selftests/module_async/module_async.c) drives and observes
- * it through module parameters under /sys/module/<module>/parameters/ that
- * are named the same way in every module:
+ * Every test module but ma_plain runs at most one async job per load, and
+ * the runner (tools/testing/selftests/module_async/module_async.c) drives
+ * and observes it through module parameters under
+ * /sys/module/<module>/parameters/. A knob has one name, type, mode and
+ * meaning in every module, and is declared with its MA_KNOB_*() below:
  *
- *   gate_ms    (uint, load time) safety timeout of the gate, in milliseconds
- *   start      (write 1) queue the job, for modules whose init does not
- *   open       (write 1) open the gate: a job held on it proceeds
- *   started    (read) 1 once the job runs (and, if gated, waits on the gate)
- *   done       (read) 1 once the job has finished
- *   timed_out  (read) 1 if gate_ms expired before the gate was opened
- *   result     (read) what the job's work returned
+ *   gate_ms    (uint, 0444, set at load) bound in ms of every wait in the
+ *              module: the job's on the gate, init's, exit's (default 30000)
+ *   start      (write 1, 0644) queue the job, for modules whose init does not
+ *   open       (write 1, 0644) open the gate: a job held on it proceeds
+ *   started    (int, 0444) 1 once the job runs (and, if gated, waits on it)
+ *   done       (int, 0444) 1 once the job has finished
+ *   timed_out  (int, 0444) 1 if gate_ms expired before the gate was opened
+ *   result     (int, 0444) what the job's work returned (0 or -errno)
  *
- * Each module defines its job as ma_job_fn() and declares the parameters it
- * uses itself, with module_param_named() on the fields of ma_job and
- * module_param_cb() with the ops below for start and open.
+ * A module declares the knobs its job uses, one MA_KNOB_*() a knob, and
+ * defines the job as ma_job_fn(): ma_job_begin(), its work, ma_job_end().
+ * The job's inputs, named for what they are (target, disk), are strings the
+ * module declares itself with module_param_string() (0644); the job reads
+ * them with ma_knob_copy().
  *
  * No wait is unbounded. A held job waits on the gate with
  * wait_for_completion_timeout(), so a runner that dies cannot leave a job
@@ -27,7 +31,9 @@
  * never ends (a deadlocked request_module()) leaves a module that cannot be
  * unloaded rather than a crash. The job's return from its last statement is
  * covered by delete_module() itself, which calls async_synchronize_full()
- * after the module's exit and before freeing the module.
+ * after the module's exit and before freeing the module. Every module's
+ * exit is ma_job_exit(); a module whose job is queued by "start" needs no
+ * init.
  *
  * This header is included by exactly one .c file per module: everything in
  * it is static to that module.
@@ -41,6 +47,7 @@
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/string.h>
 #include <linux/sysfs.h>
 
 /* The gate's default safety timeout; the runner passes its own at load. */
@@ -110,12 +117,13 @@ static inline void ma_gate_open(void)
 }
 
 /*
- * Module exit: open the gate and wait, bounded, for a queued job. The job's
- * module reference keeps delete_module() from getting here while the job
- * runs, so the wait normally returns at once; it is a second line of
- * defence, not a synchronisation the module relies on.
+ * The exit of every module that includes this header: open the gate and
+ * wait, bounded, for a queued job. The job's module reference keeps
+ * delete_module() from getting here while the job runs, so the wait
+ * normally returns at once; it is a second line of defence, not a
+ * synchronisation the module relies on.
  */
-static inline void ma_job_exit(void)
+static void __exit ma_job_exit(void)
 {
 	ma_gate_open();
 	if (ma_job.queued &&
@@ -124,17 +132,40 @@ static inline void ma_job_exit(void)
 		pr_err("%s: job still running at exit\n", THIS_MODULE->name);
 }
 
+/*
+ * Copy the string knob @knob for the job, under the module's parameter
+ * lock: a write to the knob must not change it under the job's feet.
+ */
+static inline void ma_knob_copy(char *dst, const char *knob, size_t size)
+{
+	kernel_param_lock(THIS_MODULE);
+	strscpy(dst, knob, size);
+	kernel_param_unlock(THIS_MODULE);
+}
+
+/*
+ * A write to "start" or "open": 0 for a true value, -EINVAL for a false one
+ * (what they did cannot be undone), or why the value is no boolean.
+ */
+static inline int ma_knob_parse_1(const char *val)
+{
+	bool on;
+	int ret;
+
+	ret = kstrtobool(val, &on);
+	if (ret)
+		return ret;
+	return on ? 0 : -EINVAL;
+}
+
 /* "open": writing a true value opens the gate; reading shows if open. */
 static inline int ma_open_set(const char *val, const struct kernel_param *kp)
 {
-	bool open;
 	int ret;
 
-	ret = kstrtobool(val, &open);
+	ret = ma_knob_parse_1(val);
 	if (ret)
 		return ret;
-	if (!open)
-		return -EINVAL;	/* a gate cannot be closed again */
 	ma_gate_open();
 	return 0;
 }
@@ -157,14 +188,11 @@ static const struct kernel_param_ops ma_open_ops __maybe_unused = {
  */
 static inline int ma_start_set(const char *val, const struct kernel_param *kp)
 {
-	bool start;
 	int ret;
 
-	ret = kstrtobool(val, &start);
+	ret = ma_knob_parse_1(val);
 	if (ret)
 		return ret;
-	if (!start)
-		return -EINVAL;
 	if (THIS_MODULE->state != MODULE_STATE_LIVE || ma_job.queued)
 		return -EBUSY;
 	ma_job_queue();
@@ -180,5 +208,35 @@ static const struct kernel_param_ops ma_start_ops __maybe_unused = {
 	.set = ma_start_set,
 	.get = ma_start_get,
 };
+
+/* The knobs, as the table at the top of this file describes them. */
+#define MA_KNOB_GATE_MS()						\
+	module_param_named(gate_ms, ma_job.gate_ms, uint, 0444);	\
+	MODULE_PARM_DESC(gate_ms, "bound in ms of every wait (default 30000)")
+
+#define MA_KNOB_START()							\
+	module_param_cb(start, &ma_start_ops, NULL, 0644);		\
+	MODULE_PARM_DESC(start, "write 1 to queue the job")
+
+#define MA_KNOB_OPEN()							\
+	module_param_cb(open, &ma_open_ops, NULL, 0644);		\
+	MODULE_PARM_DESC(open, "write 1 to let the held job finish")
+
+#define MA_KNOB_STARTED()						\
+	module_param_named(started, ma_job.started, int, 0444);	\
+	MODULE_PARM_DESC(started, "1 once the job runs")
+
+#define MA_KNOB_DONE()							\
+	module_param_named(done, ma_job.done, int, 0444);		\
+	MODULE_PARM_DESC(done, "1 once the job has finished")
+
+#define MA_KNOB_TIMED_OUT()						\
+	module_param_named(timed_out, ma_job.timed_out, int, 0444);	\
+	MODULE_PARM_DESC(timed_out, "1 if gate_ms expired before the gate opened")
+
+/* @desc: what the job's result is, in this module. */
+#define MA_KNOB_RESULT(desc)						\
+	module_param_named(result, ma_job.result, int, 0444);		\
+	MODULE_PARM_DESC(result, desc)
 
 #endif /* _MA_JOB_H */

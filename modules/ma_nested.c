@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ma_nested - a module whose init uses async, loaded from an async job
+ * ma_nested - tests a load from an async job of a module whose init uses async
  *
  * The limit the author of the 3.8 fix named ("hacky and incomplete"): with
  * the PF_USED_ASYNC flag, do_init_module() skips its wait for async work
@@ -12,17 +12,13 @@
  *
  * It must be installed where modprobe finds it (modules.dep). Its job does
  * not wait for anything; "done" tells that it ran.
- *
- * Knobs (see ma_job.h): started, done.
  */
 #include <linux/module.h>
 
 #include "ma_job.h"
 
-module_param_named(started, ma_job.started, int, 0444);
-MODULE_PARM_DESC(started, "1 once the init's async job runs");
-module_param_named(done, ma_job.done, int, 0444);
-MODULE_PARM_DESC(done, "1 once the init's async job has finished");
+MA_KNOB_STARTED();
+MA_KNOB_DONE();
 
 static void ma_job_fn(void *data, async_cookie_t cookie)
 {
@@ -36,12 +32,7 @@ static int __init ma_nested_init(void)
 	return 0;
 }
 module_init(ma_nested_init);
-
-static void __exit ma_nested_exit(void)
-{
-	ma_job_exit();
-}
-module_exit(ma_nested_exit);
+module_exit(ma_job_exit);
 
 MODULE_DESCRIPTION("module_async: init uses async, loaded from async");
 MODULE_LICENSE("GPL");

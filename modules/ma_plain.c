@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ma_plain - a module that does not use async at all
+ * ma_plain - tests how long a load with no async use of its own waits
  *
  * The control in every policy measurement of the module_async selftest.
  * Loaded alone, it gives the run's baseline: how long a load takes when

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ma_request - an async job that loads a module with request_module()
+ * ma_request - tests request_module() from an async job
  *
  * The 2013 deadlock in its smallest form. Writing 1 to "start" queues one
  * job with async_schedule() (from the writing task, after this module has
@@ -21,8 +21,6 @@
  * the cases that would deadlock only where its policy probe says they
  * cannot, or when told to. A job that never returns keeps its module
  * reference, so the module then cannot be unloaded (rather than crash).
- *
- * Knobs (see ma_job.h): target, start, started, done, result.
  */
 #include <linux/kmod.h>
 #include <linux/module.h>
@@ -32,42 +30,24 @@
 static char target[MODULE_NAME_LEN];
 module_param_string(target, target, sizeof(target), 0644);
 MODULE_PARM_DESC(target, "the module the job requests");
-module_param_named(gate_ms, ma_job.gate_ms, uint, 0444);
-MODULE_PARM_DESC(gate_ms, "bound of the exit's wait for the job, in ms");
-module_param_cb(start, &ma_start_ops, NULL, 0644);
-MODULE_PARM_DESC(start, "write 1 to queue the job");
-module_param_named(started, ma_job.started, int, 0444);
-MODULE_PARM_DESC(started, "1 once the job runs");
-module_param_named(done, ma_job.done, int, 0444);
-MODULE_PARM_DESC(done, "1 once request_module() has returned");
-module_param_named(result, ma_job.result, int, 0444);
-MODULE_PARM_DESC(result, "what request_module() returned");
+
+MA_KNOB_GATE_MS();
+MA_KNOB_START();
+MA_KNOB_STARTED();
+MA_KNOB_DONE();
+MA_KNOB_RESULT("what request_module() returned");
 
 static void ma_job_fn(void *data, async_cookie_t cookie)
 {
 	char name[MODULE_NAME_LEN];
 
-	/* A write to "target" must not change the name under our feet. */
-	kernel_param_lock(THIS_MODULE);
-	strscpy(name, target, sizeof(name));
-	kernel_param_unlock(THIS_MODULE);
-
+	ma_knob_copy(name, target, sizeof(name));
 	ma_job_begin();
 	pr_info("requesting %s from an async job\n", name);
 	ma_job_end(request_module("%s", name));
 }
 
-static int __init ma_request_init(void)
-{
-	return 0;
-}
-module_init(ma_request_init);
-
-static void __exit ma_request_exit(void)
-{
-	ma_job_exit();
-}
-module_exit(ma_request_exit);
+module_exit(ma_job_exit);
 
 MODULE_DESCRIPTION("module_async: an async job calls request_module()");
 MODULE_LICENSE("GPL");

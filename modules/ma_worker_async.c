@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ma_worker_async - init hands its async_schedule() call to a worker
+ * ma_worker_async - tests a load whose init queues async work from a worker
  *
  * The case that made 5.17 revert the 3.8 PF_USED_ASYNC flag (commit
  * 67d6212afda2): the flag is set on the task that calls async_schedule(),
@@ -15,24 +15,17 @@
  * that the load does not return while the job is held and that "done" is 1
  * the moment it returns: true where do_init_module() syncs all async work,
  * false with the 3.8 flag.
- *
- * Knobs (see ma_job.h): gate_ms, open, started, done, timed_out.
  */
 #include <linux/module.h>
 #include <linux/workqueue.h>
 
 #include "ma_job.h"
 
-module_param_named(gate_ms, ma_job.gate_ms, uint, 0444);
-MODULE_PARM_DESC(gate_ms, "safety timeout of the gate in ms (default 30000)");
-module_param_cb(open, &ma_open_ops, NULL, 0644);
-MODULE_PARM_DESC(open, "write 1 to let the held job finish");
-module_param_named(started, ma_job.started, int, 0444);
-MODULE_PARM_DESC(started, "1 once the job runs and waits on the gate");
-module_param_named(done, ma_job.done, int, 0444);
-MODULE_PARM_DESC(done, "1 once the job has finished");
-module_param_named(timed_out, ma_job.timed_out, int, 0444);
-MODULE_PARM_DESC(timed_out, "1 if gate_ms expired before the gate opened");
+MA_KNOB_GATE_MS();
+MA_KNOB_OPEN();
+MA_KNOB_STARTED();
+MA_KNOB_DONE();
+MA_KNOB_TIMED_OUT();
 
 static DECLARE_COMPLETION(queued);
 
@@ -67,12 +60,7 @@ static int __init ma_worker_async_init(void)
 	return 0;
 }
 module_init(ma_worker_async_init);
-
-static void __exit ma_worker_async_exit(void)
-{
-	ma_job_exit();
-}
-module_exit(ma_worker_async_exit);
+module_exit(ma_job_exit);
 
 MODULE_DESCRIPTION("module_async: init queues async work from a worker");
 MODULE_LICENSE("GPL");
