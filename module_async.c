@@ -119,7 +119,6 @@ struct suite {
 	long long baseline_us;	/* slowest plain load; -1: not measured */
 	int hold_ms;		/* a load running this long is held */
 	enum policy policy;
-	const char *wedged_by;	/* the case that wedged the kernel, or NULL */
 };
 
 struct ma_case;
@@ -155,64 +154,36 @@ static double ms(long long us)
 
 /* ---- verdicts ---------------------------------------------------------- */
 
-static void verdict_set(struct ktap_verdict *v, enum ktap_kind kind,
-			const char *fmt, va_list ap)
-{
-	v->kind = kind;
-	vsnprintf(v->reason, sizeof(v->reason), fmt, ap);
-}
-
-static void __printf(2, 3)
-fail(struct case_ctx *ctx, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	verdict_set(&ctx->verdict, KTAP_FAIL, fmt, ap);
-	va_end(ap);
-}
-
-/* A wait of the suite's bound expired, but the kernel came back. */
-static void __printf(2, 3)
-fail_timeout(struct case_ctx *ctx, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	verdict_set(&ctx->verdict, KTAP_TIMEOUT, fmt, ap);
-	va_end(ap);
-	ctx->verdict.bound_ms = ctx->suite->timeout_ms;
-}
-
 /*
- * A load or an async job did not come back within the suite's bound: a
- * genuine deadlock. Nothing more can be loaded or unloaded: the case ends
- * here, and the run after it (see run_case()).
+ * Set the case's verdict, replacing any earlier one. A TIMEOUT is a wait of
+ * the suite's bound that expired, but the kernel came back; WEDGED is one
+ * that did not come back, a genuine deadlock: nothing more can be loaded or
+ * unloaded, so the case ends there, and the run after it (see run_case()).
  */
-static void __printf(2, 3)
-wedged(struct case_ctx *ctx, const char *fmt, ...)
+static void __printf(3, 4)
+verdict(struct case_ctx *ctx, enum ktap_kind kind, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	verdict_set(&ctx->verdict, KTAP_TIMEOUT, fmt, ap);
+	vsnprintf(ctx->verdict.reason, sizeof(ctx->verdict.reason), fmt, ap);
 	va_end(ap);
-	ctx->verdict.bound_ms = ctx->suite->timeout_ms;
-	ctx->verdict.wedged = true;
-	ctx->suite->wedged_by = ctx->c->name;
+	ctx->verdict.kind = kind;
+	if (kind == KTAP_TIMEOUT || kind == KTAP_WEDGED)
+		ctx->verdict.bound_ms = ctx->suite->timeout_ms;
+	if (kind == KTAP_WEDGED)
+		ktap_wedge(ctx->c->name);
 }
 
-static void __printf(2, 3)
-skip(struct case_ctx *ctx, const char *fmt, ...)
+/* Did a wait of the case not end within the bound (wedged or not)? */
+static bool timed_out(const struct case_ctx *ctx)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	verdict_set(&ctx->verdict, KTAP_SKIP, fmt, ap);
-	va_end(ap);
+	return ctx->verdict.kind == KTAP_TIMEOUT ||
+	       ctx->verdict.kind == KTAP_WEDGED;
 }
 
-static bool failed(const struct case_ctx *ctx)
+/* Has the case found anything but a pass (a failure, a timeout, a skip)? */
+static bool verdict_given(const struct case_ctx *ctx)
 {
 	return ctx->verdict.kind != KTAP_PASS;
 }
@@ -221,10 +192,10 @@ static bool failed(const struct case_ctx *ctx)
 static void fail_load(struct case_ctx *ctx, const char *module, int ret)
 {
 	if (ret == -ETIMEDOUT)
-		wedged(ctx, "loading %s did not return within %d ms", module,
+		verdict(ctx, KTAP_WEDGED, "loading %s did not return within %d ms", module,
 		       ctx->suite->timeout_ms);
 	else
-		fail(ctx, "cannot load %s: %s", module, strerror(-ret));
+		verdict(ctx, KTAP_FAIL, "cannot load %s: %s", module, strerror(-ret));
 }
 
 /* ---- the test modules -------------------------------------------------- */
@@ -466,7 +437,7 @@ static void suite_probe_policy(struct case_ctx *ctx)
 	}
 	diag("policy: %s", policy_name(s->policy));
 	if (h.stuck)
-		wedged(ctx, "the policy probe's load did not return within %d ms",
+		verdict(ctx, KTAP_WEDGED, "the policy probe's load did not return within %d ms",
 		       s->timeout_ms);
 }
 
@@ -485,7 +456,7 @@ static bool skip_if_warn_panics(struct case_ctx *ctx)
 {
 	if (!warnings_panic())
 		return false;
-	skip(ctx, "kernel.panic_on_warn is set: the kernel's warning would panic it");
+	verdict(ctx, KTAP_SKIP, "kernel.panic_on_warn is set: the kernel's warning would panic it");
 	return true;
 }
 
@@ -519,7 +490,7 @@ static bool skip_unless_loadable(struct case_ctx *ctx, const char *target)
 
 	if (!why_not_loadable(ctx, target, reason, sizeof(reason)))
 		return false;
-	skip(ctx, "%s", reason);
+	verdict(ctx, KTAP_SKIP, "%s", reason);
 	return true;
 }
 
@@ -534,17 +505,17 @@ static bool skip_if_unsafe(struct case_ctx *ctx)
 	if (ctx->c->safety == SAFE || s->allow_deadlock)
 		return false;
 	suite_probe_policy(ctx);
-	if (s->wedged_by)
+	if (ktap_wedged_by())
 		return true;
 	if (s->policy == POLICY_SKIP_IF_UNUSED && ctx->c->safety != UNSAFE)
 		return false;
 
 	if (s->policy == POLICY_ALWAYS_SYNC)
-		skip(ctx, "would deadlock: this kernel syncs all async work on module init");
+		verdict(ctx, KTAP_SKIP, "would deadlock: this kernel syncs all async work on module init");
 	else if (ctx->c->safety == UNSAFE)
-		skip(ctx, "would deadlock: the nested module's load waits for the job loading it");
+		verdict(ctx, KTAP_SKIP, "would deadlock: the nested module's load waits for the job loading it");
 	else
-		skip(ctx, "would deadlock unless the kernel skips the sync: policy unknown");
+		verdict(ctx, KTAP_SKIP, "would deadlock unless the kernel skips the sync: policy unknown");
 	return true;
 }
 
@@ -622,12 +593,12 @@ static void held_init_completes(struct case_ctx *ctx, const char *module)
 
 	ret = suite_baseline(s);
 	if (ret == -ETIMEDOUT) {
-		wedged(ctx, "a load or unload of ma_plain did not return within %d ms",
+		verdict(ctx, KTAP_WEDGED, "a load or unload of ma_plain did not return within %d ms",
 		       s->timeout_ms);
 		return;
 	}
 	if (ret) {
-		fail(ctx, "cannot measure a baseline: %s", strerror(-ret));
+		verdict(ctx, KTAP_FAIL, "cannot measure a baseline: %s", strerror(-ret));
 		return;
 	}
 	snprintf(params, sizeof(params), "gate_ms=%d", gate_ms(s));
@@ -637,7 +608,7 @@ static void held_init_completes(struct case_ctx *ctx, const char *module)
 	if (!ret)
 		ret = module_load_start(&load);
 	if (ret) {
-		fail(ctx, "cannot start loading %s: %s", module, strerror(-ret));
+		verdict(ctx, KTAP_FAIL, "cannot start loading %s: %s", module, strerror(-ret));
 		return;
 	}
 
@@ -658,10 +629,10 @@ static void held_init_completes(struct case_ctx *ctx, const char *module)
 		log_knobs(module);
 		if (module_load_wait(&load, s->hold_ms) == CHILD_RUNNING) {
 			child_describe(&load.child, "load");
-			wedged(ctx, "the job did not start within %d ms, nor did the load return",
+			verdict(ctx, KTAP_WEDGED, "the job did not start within %d ms, nor did the load return",
 			       s->timeout_ms);
 		} else {
-			fail_timeout(ctx, "the async job did not start within %d ms",
+			verdict(ctx, KTAP_TIMEOUT, "the async job did not start within %d ms",
 				     s->timeout_ms);
 		}
 		return;
@@ -672,7 +643,7 @@ static void held_init_completes(struct case_ctx *ctx, const char *module)
 		ret = module_load_result(&load);
 		gate_open(module);
 		if (ret) {
-			fail(ctx, "loading %s failed: %s", module,
+			verdict(ctx, KTAP_FAIL, "loading %s failed: %s", module,
 			     strerror(-ret));
 			return;
 		}
@@ -682,7 +653,7 @@ static void held_init_completes(struct case_ctx *ctx, const char *module)
 			       "not started yet",
 		     load.child.report.has_value ? load.child.report.value :
 						   -1L);
-		fail(ctx, "the load returned while its async job was still running");
+		verdict(ctx, KTAP_FAIL, "the load returned while its async job was still running");
 		return;
 	}
 
@@ -692,7 +663,7 @@ static void held_init_completes(struct case_ctx *ctx, const char *module)
 	if (status == CHILD_RUNNING) {
 		child_describe(&load.child, "load");
 		log_knobs(module);
-		wedged(ctx, "the load did not return within %d ms of the gate opening",
+		verdict(ctx, KTAP_WEDGED, "the load did not return within %d ms of the gate opening",
 		       s->timeout_ms);
 		return;
 	}
@@ -705,11 +676,11 @@ static void held_init_completes(struct case_ctx *ctx, const char *module)
 	     load.child.report.has_value ? load.child.report.value : -1L,
 	     timed_out);
 	if (ret)
-		fail(ctx, "loading %s failed: %s", module, strerror(-ret));
+		verdict(ctx, KTAP_FAIL, "loading %s failed: %s", module, strerror(-ret));
 	else if (!load.child.report.has_value || load.child.report.value != 1)
-		fail(ctx, "the load returned before its async job was done");
+		verdict(ctx, KTAP_FAIL, "the load returned before its async job was done");
 	else if (timed_out)
-		fail(ctx, "the job was released by its safety timeout, not by the gate");
+		verdict(ctx, KTAP_FAIL, "the job was released by its safety timeout, not by the gate");
 }
 
 static void case_async_init_completes(struct case_ctx *ctx)
@@ -732,15 +703,15 @@ static void plain_load_skips(struct case_ctx *ctx, const char *params)
 
 	ret = load_beside_held_job(ctx->suite, params, &h);
 	if (h.stuck) {
-		wedged(ctx, "a load did not return within %d ms%s",
+		verdict(ctx, KTAP_WEDGED, "a load did not return within %d ms%s",
 		       ctx->suite->timeout_ms,
 		       ret ? "" : " of the unrelated job's gate opening");
 	} else if (ret) {
-		fail(ctx, "could not hold an unrelated job and load beside it");
+		verdict(ctx, KTAP_FAIL, "could not hold an unrelated job and load beside it");
 	} else if (h.result) {
-		fail(ctx, "loading ma_plain failed: %s", strerror(-h.result));
+		verdict(ctx, KTAP_FAIL, "loading ma_plain failed: %s", strerror(-h.result));
 	} else if (h.held) {
-		fail(ctx, "the load waited for an unrelated async job (%.1f ms after its gate)",
+		verdict(ctx, KTAP_FAIL, "the load waited for an unrelated async job (%.1f ms after its gate)",
 		     ms(h.after_open_us));
 	}
 }
@@ -750,10 +721,10 @@ static void case_plain_load_skips_unrelated_async(struct case_ctx *ctx)
 	struct suite *s = ctx->suite;
 
 	suite_probe_policy(ctx);
-	if (s->wedged_by)
+	if (ktap_wedged_by())
 		return;
 	if (s->policy == POLICY_ALWAYS_SYNC && !s->expect_skip) {
-		skip(ctx, "policy always-sync: this kernel syncs all async work on module init");
+		verdict(ctx, KTAP_SKIP, "policy always-sync: this kernel syncs all async work on module init");
 		return;
 	}
 	plain_load_skips(ctx, NULL);
@@ -791,14 +762,14 @@ static bool request_from_async(struct case_ctx *ctx, const char *target,
 	begin = now_us();
 	ret = job_start("ma_request");
 	if (ret) {
-		fail(ctx, "cannot start ma_request's job: %s", strerror(-ret));
+		verdict(ctx, KTAP_FAIL, "cannot start ma_request's job: %s", strerror(-ret));
 		return false;
 	}
 	if (knob_wait_long("ma_request", "done", 1, s->timeout_ms, &done)) {
 		log_knobs("ma_request");
 		log_module_state(target);
 		modules_dump_loading();
-		wedged(ctx, "request_module(\"%s\") from an async job did not return within %d ms",
+		verdict(ctx, KTAP_WEDGED, "request_module(\"%s\") from an async job did not return within %d ms",
 		       target, s->timeout_ms);
 		return false;
 	}
@@ -820,9 +791,9 @@ static void request_and_check_live(struct case_ctx *ctx, const char *target)
 	module_name_normalize(name, target, sizeof(name));
 	log_module_state(name);
 	if (result)
-		fail(ctx, "request_module(\"%s\") returned %ld", target, result);
+		verdict(ctx, KTAP_FAIL, "request_module(\"%s\") returned %ld", target, result);
 	else if (!module_is_live(name))
-		fail(ctx, "%s is not live after request_module() returned 0",
+		verdict(ctx, KTAP_FAIL, "%s is not live after request_module() returned 0",
 		     name);
 }
 
@@ -850,7 +821,7 @@ static void case_request_module_from_async_async_probe(struct case_ctx *ctx)
 	if (skip_if_warn_panics(ctx))
 		return;
 	if (knob_read("module", "async_probe", saved, sizeof(saved))) {
-		skip(ctx, "no module.async_probe knob in this kernel");
+		verdict(ctx, KTAP_SKIP, "no module.async_probe knob in this kernel");
 		return;
 	}
 	for (i = 0; i < ARRAY_SIZE(async_probe_targets) && !target; i++) {
@@ -859,7 +830,7 @@ static void case_request_module_from_async_async_probe(struct case_ctx *ctx)
 			target = async_probe_targets[i];
 	}
 	if (!target) {
-		skip(ctx, "none of kyber-iosched, bfq, null_blk can be loaded (%s)",
+		verdict(ctx, KTAP_SKIP, "none of kyber-iosched, bfq, null_blk can be loaded (%s)",
 		     reason);
 		return;
 	}
@@ -868,7 +839,7 @@ static void case_request_module_from_async_async_probe(struct case_ctx *ctx)
 	ret = knob_write("module", "async_probe", "1");
 	if (ret) {
 		saved_async_probe[0] = '\0';
-		fail(ctx, "cannot set module.async_probe: %s", strerror(-ret));
+		verdict(ctx, KTAP_FAIL, "cannot set module.async_probe: %s", strerror(-ret));
 		return;
 	}
 	diag("module.async_probe was %s, is 1 for this case", saved);
@@ -879,8 +850,8 @@ static void case_request_module_from_async_async_probe(struct case_ctx *ctx)
 	if (ret) {
 		diag("cannot restore module.async_probe to %s: %s", saved,
 		     strerror(-ret));
-		if (!failed(ctx))
-			fail(ctx, "module.async_probe not restored");
+		if (!verdict_given(ctx))
+			verdict(ctx, KTAP_FAIL, "module.async_probe not restored");
 		return;
 	}
 	saved_async_probe[0] = '\0';
@@ -928,21 +899,20 @@ static bool null_blk_ready(struct case_ctx *ctx, const char *path)
 	if (!access(path, F_OK))
 		return true;
 	if (knob_exists("null_blk", NULL)) {
-		skip(ctx, "null_blk is loaded but has no %s", NULL_BLK_DISK);
+		verdict(ctx, KTAP_SKIP, "null_blk is loaded but has no %s", NULL_BLK_DISK);
 		return false;
 	}
 	if (!module_available("null_blk")) {
-		skip(ctx, "null_blk is not available to modprobe (modules.dep)");
+		verdict(ctx, KTAP_SKIP, "null_blk is not available to modprobe (modules.dep)");
 		return false;
 	}
 	ret = modprobe((const char * const *)argv, s->timeout_ms);
 	if (ret == -ETIMEDOUT)
-		wedged(ctx, "modprobe null_blk did not return within %d ms",
+		verdict(ctx, KTAP_WEDGED, "modprobe null_blk did not return within %d ms",
 		       s->timeout_ms);
 	else if (ret)
-		fail(ctx, "modprobe null_blk failed: %d", ret);
+		verdict(ctx, KTAP_FAIL, "modprobe null_blk failed: %d", ret);
 	return !ret;
-	return true;
 }
 
 static void case_elevator_switch_from_async(struct case_ctx *ctx)
@@ -964,7 +934,7 @@ static void case_elevator_switch_from_async(struct case_ctx *ctx)
 		module = elevator_targets[i][1];
 	}
 	if (!elevator) {
-		skip(ctx, "neither kyber-iosched nor bfq can be loaded here (%s)",
+		verdict(ctx, KTAP_SKIP, "neither kyber-iosched nor bfq can be loaded here (%s)",
 		     reason);
 		return;
 	}
@@ -975,7 +945,7 @@ static void case_elevator_switch_from_async(struct case_ctx *ctx)
 		return;
 	ret = scheduler_active(path, saved, sizeof(saved));
 	if (ret) {
-		fail(ctx, "cannot read %s: %s", path, strerror(-ret));
+		verdict(ctx, KTAP_FAIL, "cannot read %s: %s", path, strerror(-ret));
 		return;
 	}
 
@@ -988,14 +958,14 @@ static void case_elevator_switch_from_async(struct case_ctx *ctx)
 	}
 	ret = job_start("ma_elv");
 	if (ret) {
-		fail(ctx, "cannot start ma_elv's job: %s", strerror(-ret));
+		verdict(ctx, KTAP_FAIL, "cannot start ma_elv's job: %s", strerror(-ret));
 		return;
 	}
 	if (knob_wait_long("ma_elv", "done", 1, s->timeout_ms, &done)) {
 		log_knobs("ma_elv");
 		log_module_state(module);
 		modules_dump_loading();
-		wedged(ctx, "writing %s to %s from an async job did not return within %d ms",
+		verdict(ctx, KTAP_WEDGED, "writing %s to %s from an async job did not return within %d ms",
 		       elevator, path, s->timeout_ms);
 		return;
 	}
@@ -1004,18 +974,18 @@ static void case_elevator_switch_from_async(struct case_ctx *ctx)
 	diag("%s: %s -> %s from an async job: result %ld, active now: %s",
 	     NULL_BLK_DISK, saved, elevator, result, ret ? "?" : active);
 	if (result)
-		fail(ctx, "the async job's write of %s failed: %ld", elevator,
+		verdict(ctx, KTAP_FAIL, "the async job's write of %s failed: %ld", elevator,
 		     result);
 	else if (ret || strcmp(active, elevator))
-		fail(ctx, "%s is not the active scheduler of %s", elevator,
+		verdict(ctx, KTAP_FAIL, "%s is not the active scheduler of %s", elevator,
 		     NULL_BLK_DISK);
 
 	ret = sysfs_write(path, saved);
 	if (ret) {
 		diag("cannot restore %s's scheduler %s: %s", NULL_BLK_DISK,
 		     saved, strerror(-ret));
-		if (!failed(ctx))
-			fail(ctx, "cannot restore the scheduler");
+		if (!verdict_given(ctx))
+			verdict(ctx, KTAP_FAIL, "cannot restore the scheduler");
 	}
 }
 
@@ -1028,11 +998,11 @@ static void case_nested_async_load(struct case_ctx *ctx)
 	if (skip_if_warn_panics(ctx) || skip_unless_loadable(ctx, "ma_nested"))
 		return;
 	request_and_check_live(ctx, "ma_nested");
-	if (failed(ctx))
+	if (verdict_given(ctx))
 		return;
 	if (knob_wait_long("ma_nested", "done", 1, ctx->suite->timeout_ms,
 			   &done))
-		fail(ctx, "ma_nested's own async job is not done (done=%ld)",
+		verdict(ctx, KTAP_FAIL, "ma_nested's own async job is not done (done=%ld)",
 		     done);
 }
 
@@ -1054,11 +1024,11 @@ static void case_warn_on_sync_request_from_async(struct case_ctx *ctx)
 	if (skip_if_warn_panics(ctx))
 		return;
 	if (!ctx->kmsg_ok || kmsg_open(&earlier, true)) {
-		skip(ctx, "cannot read the kernel log (/dev/kmsg)");
+		verdict(ctx, KTAP_SKIP, "cannot read the kernel log (/dev/kmsg)");
 		return;
 	}
 	if (module_available(ABSENT_MODULE)) {
-		skip(ctx, "%s exists: cannot request a missing module",
+		verdict(ctx, KTAP_SKIP, "%s exists: cannot request a missing module",
 		     ABSENT_MODULE);
 		kmsg_close(&earlier);
 		return;
@@ -1079,9 +1049,9 @@ static void case_warn_on_sync_request_from_async(struct case_ctx *ctx)
 		diag("no new warning: WARN_ON_ONCE already fired earlier in this boot:");
 		kmsg_report(&earlier, "kernel: ");
 	} else if (!earlier_ok || earlier.nr_lost) {
-		skip(ctx, "no warning, and the log lost records: an earlier one may be gone");
+		verdict(ctx, KTAP_SKIP, "no warning, and the log lost records: an earlier one may be gone");
 	} else {
-		fail(ctx, "no WARNING from __request_module() in the kernel log");
+		verdict(ctx, KTAP_FAIL, "no WARNING from __request_module() in the kernel log");
 	}
 }
 
@@ -1153,24 +1123,24 @@ static void case_cleanup(struct case_ctx *ctx)
 	for (i = 0; i < ARRAY_SIZE(gated_modules); i++)
 		if (knob_exists(gated_modules[i], "open"))
 			gate_open(gated_modules[i]);
-	for (i = 0; i < NR_TEST_MODULES && !s->wedged_by; i++) {
+	for (i = 0; i < NR_TEST_MODULES && !ktap_wedged_by(); i++) {
 		if (knob_read_long(test_modules[i], "started", &started) ||
 		    !started || !job_wait_done(s, test_modules[i]))
 			continue;
-		if (failed(ctx))
+		if (verdict_given(ctx))
 			diag("%s", ctx->verdict.reason);
-		wedged(ctx, "%s's async job did not finish within %d ms of the case's end",
+		verdict(ctx, KTAP_WEDGED, "%s's async job did not finish within %d ms of the case's end",
 		       test_modules[i], s->timeout_ms);
 	}
-	if (s->wedged_by) {
+	if (ktap_wedged_by()) {
 		diag("not unloading anything: every later load and unload would hang");
 		return;
 	}
 	ret = modlist_unload_new(&ctx->before, s->timeout_ms);
 	if (ret == -ETIMEDOUT) {
-		if (failed(ctx))
+		if (verdict_given(ctx))
 			diag("%s", ctx->verdict.reason);
-		wedged(ctx, "unloading what the case loaded did not return within %d ms",
+		verdict(ctx, KTAP_WEDGED, "unloading what the case loaded did not return within %d ms",
 		       s->timeout_ms);
 	} else if (ret) {
 		diag("could not unload every module this case loaded");
@@ -1318,9 +1288,9 @@ static void deadlock_evidence(struct case_ctx *ctx)
 
 static void case_evidence(struct case_ctx *ctx)
 {
-	if (ctx->verdict.kind == KTAP_TIMEOUT)
+	if (timed_out(ctx))
 		deadlock_evidence(ctx);
-	else if (failed(ctx) && ctx->verdict.kind != KTAP_SKIP)
+	else if (ctx->verdict.kind == KTAP_FAIL)
 		case_log(ctx);
 }
 
@@ -1331,7 +1301,7 @@ static void case_evidence(struct case_ctx *ctx)
 static void run_case(struct suite *s, const struct ma_case *c)
 {
 	static struct case_ctx ctx;
-	bool timed_out;
+	bool timed_out_in_case;
 
 	if (!ktap_may_run(c->name))
 		return;
@@ -1342,16 +1312,16 @@ static void run_case(struct suite *s, const struct ma_case *c)
 	ctx.begin_us = now_us();
 
 	if (s->skip_all[0]) {
-		skip(&ctx, "%s", s->skip_all);
+		verdict(&ctx, KTAP_SKIP, "%s", s->skip_all);
 	} else {
 		case_begin(&ctx);
 		if (!skip_if_unsafe(&ctx))
 			c->run(&ctx);
 		case_evidence(&ctx);
-		timed_out = ctx.verdict.kind == KTAP_TIMEOUT;
+		timed_out_in_case = timed_out(&ctx);
 		case_cleanup(&ctx);
 		/* A job or unload that did not finish in the cleanup. */
-		if (!timed_out && ctx.verdict.kind == KTAP_TIMEOUT) {
+		if (!timed_out_in_case && timed_out(&ctx)) {
 			if (ctx.kmsg_ok)
 				kmsg_reset(&ctx.kmsg, "[ma_");
 			deadlock_evidence(&ctx);
