@@ -60,45 +60,79 @@
 
 /* ---- the cases --------------------------------------------------------- */
 
-const char * const test_modules[] = {
-	"ma_async_init", "ma_worker_async", "ma_gate", "ma_plain",
-	"ma_request", "ma_elv", "ma_nested",
-};
-
-const size_t nr_test_modules = ARRAY_SIZE(test_modules);
-
-/* Test modules whose job can be held on a gate. */
-const char * const gated_modules[] = {
-	"ma_async_init", "ma_worker_async", "ma_gate",
-};
-
-const size_t nr_gated_modules = ARRAY_SIZE(gated_modules);
-
+/*
+ * The cases, in the order they run. Their names are an interface (CI
+ * systems track results by name): exact, in this order. Each row names the
+ * test modules its case loads and the kernel's own modules it may load
+ * (several: the first that can be loaded here).
+ */
 static const struct ma_case cases[] = {
-	/* name, safety, function, target */
-	{ "async_init_completes", SAFE,
-	  case_async_init_completes, NULL },
-	{ "async_worker_init_completes", SAFE,
-	  case_async_worker_init_completes, NULL },
+	{ "async_init_completes", SAFE, case_async_init_completes,
+	  MODULES("ma_async_init"), NULL },
+	{ "async_worker_init_completes", SAFE, case_async_worker_init_completes,
+	  MODULES("ma_worker_async"), NULL },
 	{ "plain_load_skips_unrelated_async", SAFE,
-	  case_plain_load_skips_unrelated_async, NULL },
+	  case_plain_load_skips_unrelated_async,
+	  MODULES("ma_gate", "ma_plain"), NULL },
 	{ "async_probe_skips_unrelated_async", SAFE,
-	  case_async_probe_skips_unrelated_async, NULL },
+	  case_async_probe_skips_unrelated_async,
+	  MODULES("ma_gate", "ma_plain"), NULL },
 	{ "request_module_from_async_null_blk", UNSAFE_IF_ALWAYS_SYNC,
-	  case_request_module_from_async, "null_blk" },
+	  case_request_module_from_async,
+	  MODULES("ma_request"), MODULES("null_blk") },
 	{ "request_module_from_async_kyber-iosched", UNSAFE_IF_ALWAYS_SYNC,
-	  case_request_module_from_async, "kyber-iosched" },
+	  case_request_module_from_async,
+	  MODULES("ma_request"), MODULES("kyber-iosched") },
 	{ "request_module_from_async_bfq", UNSAFE_IF_ALWAYS_SYNC,
-	  case_request_module_from_async, "bfq" },
+	  case_request_module_from_async,
+	  MODULES("ma_request"), MODULES("bfq") },
 	{ "request_module_from_async_async_probe", SAFE,
-	  case_request_module_from_async_async_probe, NULL },
+	  case_request_module_from_async_async_probe,
+	  MODULES("ma_request"), MODULES("kyber-iosched", "bfq", "null_blk") },
 	{ "elevator_switch_from_async", UNSAFE_IF_ALWAYS_SYNC,
-	  case_elevator_switch_from_async, NULL },
-	{ "nested_async_load", UNSAFE,
-	  case_nested_async_load, NULL },
+	  case_elevator_switch_from_async,
+	  MODULES("ma_elv"), MODULES("kyber-iosched", "bfq", "null_blk") },
+	{ "nested_async_load", UNSAFE, case_nested_async_load,
+	  MODULES("ma_request", "ma_nested"), NULL },
 	{ "warn_on_sync_request_from_async", SAFE,
-	  case_warn_on_sync_request_from_async, NULL },
+	  case_warn_on_sync_request_from_async, MODULES("ma_request"), NULL },
 };
+
+/* Add the names of @list not in @set (NULL-ended, room for @max) to it. */
+static void names_add(const char **set, size_t max, const char * const *list)
+{
+	size_t n;
+
+	for (; list && *list; list++) {
+		for (n = 0; set[n] && strcmp(set[n], *list); n++)
+			;
+		if (!set[n] && n < max)
+			set[n] = *list;
+	}
+}
+
+/* The test modules of the run, in the order the cases first load them. */
+static void suite_test_modules(struct suite *s)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++)
+		names_add(s->test_modules, MA_TEST_MODULES_MAX,
+			  cases[i].modules);
+	names_add(s->test_modules, MA_TEST_MODULES_MAX, probe_modules);
+}
+
+/* The kernel's modules the cases may load, one a line: for host tools. */
+static void list_kernel_modules(void)
+{
+	const char *names[MA_TEST_MODULES_MAX + 1] = { NULL };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++)
+		names_add(names, MA_TEST_MODULES_MAX, cases[i].kernel_modules);
+	for (i = 0; names[i]; i++)
+		printf("%s\n", names[i]);
+}
 
 static const char *safety_name(enum safety safety)
 {
@@ -137,18 +171,19 @@ static void case_cleanup(struct case_ctx *ctx)
 	size_t i;
 	int ret;
 
-	for (i = 0; i < nr_gated_modules; i++)
-		if (knob_exists(gated_modules[i], "open"))
-			gate_open(gated_modules[i]);
-	for (i = 0; i < nr_test_modules && !ktap_wedged_by(); i++) {
-		if (knob_read_long(test_modules[i], "started", &started) ||
-		    !started || !job_wait_done(s, test_modules[i]))
+	/* A gate is a test module's knob "open" (modules/ma_job.h). */
+	for (i = 0; s->test_modules[i]; i++)
+		if (knob_exists(s->test_modules[i], "open"))
+			gate_open(s->test_modules[i]);
+	for (i = 0; s->test_modules[i] && !ktap_wedged_by(); i++) {
+		if (knob_read_long(s->test_modules[i], "started", &started) ||
+		    !started || !job_wait_done(s, s->test_modules[i]))
 			continue;
 		if (verdict_given(ctx))
 			diag("%s", ctx->verdict.reason);
 		verdict(ctx, KTAP_WEDGED,
 			"%s's async job did not finish within %d ms of the case's end",
-			test_modules[i], s->timeout_ms);
+			s->test_modules[i], s->timeout_ms);
 	}
 	if (ktap_wedged_by()) {
 		diag("not unloading anything: every later load and unload would hang");
@@ -213,14 +248,20 @@ static void run_case(struct suite *s, const struct ma_case *c)
 
 /* ---- main -------------------------------------------------------------- */
 
+static struct suite suite = {
+	.timeout_ms = DEFAULT_TIMEOUT_MS,
+	.baseline_us = -1,
+	.policy = POLICY_UNPROBED,
+};
+
 /* On SIGINT/SIGTERM: release held jobs and restore the knob, then go. */
 static void on_signal(int sig)
 {
 	char path[PATH_MAX];
 	size_t i;
 
-	for (i = 0; i < nr_gated_modules; i++) {
-		if (knob_path(path, sizeof(path), gated_modules[i], "open"))
+	for (i = 0; suite.test_modules[i]; i++) {
+		if (knob_path(path, sizeof(path), suite.test_modules[i], "open"))
 			continue;
 		sysfs_write(path, "1");
 	}
@@ -239,6 +280,7 @@ static void usage(FILE *f, const char *prog)
 		"\n"
 		"  -h, --help            this text\n"
 		"  -l, --list            list the cases and their safety, then exit\n"
+		"      --list-modules    list the kernel's modules the cases load, then exit\n"
 		"  -c, --case NAME       run only this case (repeatable)\n"
 		"  -t, --timeout-ms N    bound of every wait (default %d)\n"
 		"      --allow-deadlock  run unsafe cases even where they deadlock\n"
@@ -317,11 +359,13 @@ static void default_modules_dir(struct suite *s, const char *argv0)
 enum {
 	OPT_ALLOW_DEADLOCK = 256,
 	OPT_EXPECT_SKIP,
+	OPT_LIST_MODULES,
 };
 
 static const struct option options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "list", no_argument, NULL, 'l' },
+	{ "list-modules", no_argument, NULL, OPT_LIST_MODULES },
 	{ "case", required_argument, NULL, 'c' },
 	{ "timeout-ms", required_argument, NULL, 't' },
 	{ "allow-deadlock", no_argument, NULL, OPT_ALLOW_DEADLOCK },
@@ -332,11 +376,6 @@ static const struct option options[] = {
 
 int main(int argc, char *argv[])
 {
-	static struct suite suite = {
-		.timeout_ms = DEFAULT_TIMEOUT_MS,
-		.baseline_us = -1,
-		.policy = POLICY_UNPROBED,
-	};
 	bool selected[ARRAY_SIZE(cases)] = { false };
 	bool any_selected = false, modules_dir_set = false;
 	unsigned int plan = 0;
@@ -350,6 +389,9 @@ int main(int argc, char *argv[])
 			return 0;
 		case 'l':
 			list_cases();
+			return 0;
+		case OPT_LIST_MODULES:
+			list_kernel_modules();
 			return 0;
 		case 'c':
 			idx = case_index(optarg);
@@ -412,6 +454,7 @@ int main(int argc, char *argv[])
 	}
 
 	ktap_begin(plan);
+	suite_test_modules(&suite);
 	suite_check_prerequisites(&suite);
 	if (!suite.skip_all[0])
 		diag("modules: %s, timeout %d ms%s", suite.modules_dir,

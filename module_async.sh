@@ -22,9 +22,17 @@ runner=${MODULE_ASYNC_RUNNER:-$here/module_async}
 modules_dir=$here/modules
 async_probe_knob=/sys/module/module/parameters/async_probe
 
-# Test modules the suite may load; the trap unloads those it finds loaded
-# that were not loaded before the run.
-readonly test_modules="ma_async_init ma_worker_async ma_gate ma_plain ma_request ma_elv ma_nested"
+# The test modules the suite may load: those built into the modules
+# directory (modules/Makefile's obj-m). The trap unloads those it finds
+# loaded that were not loaded before the run.
+test_modules()
+{
+	for ko in "$modules_dir"/*.ko; do
+		[ -e "$ko" ] || continue
+		ko=${ko##*/}
+		echo "${ko%.ko}"
+	done
+}
 
 skip_all()
 {
@@ -51,7 +59,7 @@ knob()
 # is wedged, and any rmmod would hang for good.
 stuck_job()
 {
-	for mod in $test_modules; do
+	for mod in $(test_modules); do
 		[ "$(knob "$mod" started)" = 1 ] && [ "$(knob "$mod" "done")" != 1 ] &&
 			{ echo "$mod"; return 0; }
 	done
@@ -80,7 +88,7 @@ unload_bounded()
 # that was killed or crashed half-way through a case.
 cleanup()
 {
-	for mod in $test_modules; do
+	for mod in $(test_modules); do
 		gate=/sys/module/$mod/parameters/open
 		[ -w "$gate" ] && echo 1 > "$gate" 2>/dev/null
 	done
@@ -94,7 +102,7 @@ cleanup()
 		echo "# cleanup: the async job of $stuck is stuck, the kernel looks" \
 			"wedged: no module unloaded" >&2
 	else
-		for mod in $test_modules; do
+		for mod in $(test_modules); do
 			case " $loaded_before " in
 			*" $mod "*) continue ;;
 			esac
@@ -138,10 +146,10 @@ check_prerequisites()
 
 [ -x "$runner" ] || skip_all "runner not built (no $runner): make"
 
-# Options are the runner's; --help and --list need no prerequisites.
+# Options are the runner's; --help and the lists need no prerequisites.
 for arg in "$@"; do
 	case "$arg" in
-	-h | --help | -l | --list) exec "$runner" "$@" ;;
+	-h | --help | -l | --list | --list-modules) exec "$runner" "$@" ;;
 	esac
 done
 # Validate the options first: --list last, so that every option before it
@@ -163,7 +171,7 @@ done
 check_prerequisites
 
 loaded_before=
-for mod in $test_modules; do
+for mod in $(test_modules); do
 	is_loaded "$mod" && loaded_before="$loaded_before $mod"
 done
 saved_async_probe=$(cat "$async_probe_knob" 2>/dev/null)

@@ -15,11 +15,23 @@
 
 #define NULL_BLK_DISK	"nullb0"
 
-/* Schedulers the case can switch to, and the modules that provide them. */
-static const char * const elevator_targets[][2] = {
-	{ "kyber", "kyber-iosched" },
-	{ "bfq", "bfq" },
-};
+/*
+ * The scheduler a module of the row provides, in @buf; false for the
+ * device's driver. elevator_get() requests "<scheduler>-iosched": kyber's
+ * module is named so, bfq's carries it as an alias.
+ */
+static bool elevator_of(const char *module, char *buf, size_t len)
+{
+	size_t n = strlen(module);
+
+	if (!strcmp(module, "null_blk"))
+		return false;
+	if (n > strlen("-iosched") &&
+	    !strcmp(module + n - strlen("-iosched"), "-iosched"))
+		n -= strlen("-iosched");
+	snprintf(buf, len, "%.*s", (int)n, module);
+	return true;
+}
 
 /* The active scheduler: the name in brackets in "none [kyber] bfq". */
 static int scheduler_active(const char *path, char *buf, size_t len)
@@ -74,19 +86,22 @@ void case_elevator_switch_from_async(struct case_ctx *ctx)
 {
 	struct suite *s = ctx->suite;
 	char path[PATH_MAX], params[128], saved[32], active[32], reason[128];
+	const char * const *modules = ctx->c->kernel_modules;
 	const char *elevator = NULL, *module = NULL;
+	char name[32];
 	long result = -1, done = 0;
 	size_t i;
 	int ret;
 
 	if (skip_if_warn_panics(ctx))
 		return;
-	for (i = 0; i < ARRAY_SIZE(elevator_targets) && !elevator; i++) {
-		if (why_not_loadable(ctx, elevator_targets[i][1], reason,
-				     sizeof(reason)))
+	/* The first of the row's schedulers that can be loaded here. */
+	for (i = 0; modules[i] && !elevator; i++) {
+		if (!elevator_of(modules[i], name, sizeof(name)) ||
+		    why_not_loadable(ctx, modules[i], reason, sizeof(reason)))
 			continue;
-		elevator = elevator_targets[i][0];
-		module = elevator_targets[i][1];
+		elevator = name;
+		module = modules[i];
 	}
 	if (!elevator) {
 		verdict(ctx, KTAP_SKIP,

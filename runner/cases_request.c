@@ -84,21 +84,17 @@ static void request_and_check_live(struct case_ctx *ctx, const char *target)
 
 void case_request_module_from_async(struct case_ctx *ctx)
 {
-	const char *target = ctx->c->target;
+	const char *target = ctx->c->kernel_modules[0];
 
 	if (skip_if_warn_panics(ctx) || skip_unless_loadable(ctx, target))
 		return;
 	request_and_check_live(ctx, target);
 }
 
-/* Targets for the async_probe variant, in order of preference. */
-static const char * const async_probe_targets[] = {
-	"kyber-iosched", "bfq", "null_blk",
-};
-
 void case_request_module_from_async_async_probe(struct case_ctx *ctx)
 {
 	char saved[sizeof(saved_async_probe)], value[16], reason[128];
+	const char * const *targets = ctx->c->kernel_modules;
 	const char *target = NULL;
 	size_t i;
 	int ret;
@@ -110,10 +106,11 @@ void case_request_module_from_async_async_probe(struct case_ctx *ctx)
 			"no module.async_probe knob in this kernel");
 		return;
 	}
-	for (i = 0; i < ARRAY_SIZE(async_probe_targets) && !target; i++) {
-		if (!why_not_loadable(ctx, async_probe_targets[i], reason,
+	/* The first of the row's targets that can be loaded here. */
+	for (i = 0; targets[i] && !target; i++) {
+		if (!why_not_loadable(ctx, targets[i], reason,
 				      sizeof(reason)))
-			target = async_probe_targets[i];
+			target = targets[i];
 	}
 	if (!target) {
 		verdict(ctx, KTAP_SKIP,

@@ -113,8 +113,8 @@ void suite_check_prerequisites(struct suite *s)
 		suite_skip_all(s, "not root");
 		return;
 	}
-	for (i = 0; i < nr_test_modules; i++) {
-		module_path(s, test_modules[i], path, sizeof(path));
+	for (i = 0; s->test_modules[i]; i++) {
+		module_path(s, s->test_modules[i], path, sizeof(path));
 		if (access(path, R_OK)) {
 			suite_skip_all(s, "test modules not built: no %s", path);
 			return;
@@ -139,10 +139,10 @@ void suite_check_prerequisites(struct suite *s)
 		suite_skip_all(s, "kernel lockdown is on (%s)", path);
 		return;
 	}
-	for (i = 0; i < nr_test_modules; i++) {
-		if (knob_exists(test_modules[i], NULL)) {
+	for (i = 0; s->test_modules[i]; i++) {
+		if (knob_exists(s->test_modules[i], NULL)) {
 			suite_skip_all(s, "%s is already loaded (left over from an earlier run?)",
-				       test_modules[i]);
+				       s->test_modules[i]);
 			return;
 		}
 	}

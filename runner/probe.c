@@ -23,6 +23,8 @@
 #define HOLD_FACTOR		10
 #define HOLD_FLOOR_MS		100
 
+const char * const probe_modules[] = { "ma_gate", "ma_plain", NULL };
+
 /*
  * How long a plain load takes here, now: the slowest of a few loads and
  * unloads of ma_plain. Everything "too long" in this run derives from it.

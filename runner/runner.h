@@ -46,6 +46,9 @@ enum policy {
 /* Room for "/<module>.ko" after the modules directory in a PATH_MAX. */
 #define MODULES_DIR_MAX		(PATH_MAX - MA_MODULE_NAME_LEN - 8)
 
+/* The test modules of a run: the cases' and the probe's, each once. */
+#define MA_TEST_MODULES_MAX	16
+
 struct suite {
 	char modules_dir[MODULES_DIR_MAX];
 	int timeout_ms;
@@ -55,6 +58,7 @@ struct suite {
 	long long baseline_us;	/* slowest plain load; -1: not measured */
 	int hold_ms;		/* a load running this long is held */
 	enum policy policy;
+	const char *test_modules[MA_TEST_MODULES_MAX + 1];	/* NULL-ended */
 };
 
 struct ma_case;
@@ -70,18 +74,21 @@ struct case_ctx {
 	struct modlist before;		/* modules loaded at the case's start */
 };
 
+/*
+ * A row of the case table. The modules a case loads are named here, and
+ * only here: the prerequisite check, the cleanup and --list-modules derive
+ * their lists from the table.
+ */
 struct ma_case {
 	const char *name;
 	enum safety safety;
 	void (*run)(struct case_ctx *ctx);
-	const char *target;	/* what the case requests, if anything */
+	const char * const *modules;	/* test modules (modules/), or NULL */
+	const char * const *kernel_modules;	/* the kernel's, preferred first */
 };
 
-/* The test modules, and those whose job can be held on a gate. */
-extern const char * const test_modules[];
-extern const size_t nr_test_modules;
-extern const char * const gated_modules[];
-extern const size_t nr_gated_modules;
+/* A NULL-terminated list of module names, for a row of the table. */
+#define MODULES(...)	((const char * const []){ __VA_ARGS__, NULL })
 
 /*
  * module.async_probe as found, while a case has changed it ("" otherwise):
@@ -118,6 +125,9 @@ struct held_load {
 	long long after_open_us;	/* gate opening to the load's return */
 	int result;		/* the load's outcome */
 };
+
+/* What the baseline and the policy probe load, besides the cases. */
+extern const char * const probe_modules[];
 
 int suite_baseline(struct suite *s);
 int load_beside_held_job(struct suite *s, const char *params,
