@@ -3,11 +3,11 @@
 #
 # The kselftest driver of the module_async suite.
 #
-# Checks the prerequisites of the C runner (root, module support, test
-# modules built for the running kernel, module loading not forbidden by
-# signature enforcement or lockdown), installs a cleanup trap that puts the
-# machine back as it was found should the runner die, and then runs the
-# runner, which prints one KTAP result line per case.
+# Finds the C runner, installs a cleanup trap that puts the machine back
+# as it was found should the runner die, and then runs the runner, which
+# checks the prerequisites (root, module support, test modules built for
+# the running kernel, module loading not forbidden by signature
+# enforcement or lockdown) and prints one KTAP result line per case.
 #
 # A missing prerequisite is a whole-suite SKIP (exit 4) with its reason.
 # Arguments are the runner's (see --help); they are validated before any
@@ -118,32 +118,6 @@ cleanup()
 	fi
 }
 
-check_prerequisites()
-{
-	[ "$(id -u)" -eq 0 ] || skip_all "must be run as root"
-	[ -r /proc/modules ] || skip_all "kernel without module support (CONFIG_MODULES)"
-
-	ko=$modules_dir/ma_async_init.ko
-	[ -r "$ko" ] || skip_all "test modules not built (no $ko): make -C modules KDIR=..."
-	release=$(uname -r)
-	if command -v modinfo > /dev/null; then
-		vermagic=$(modinfo -F vermagic "$ko" 2>/dev/null)
-		case "$vermagic" in
-		"$release "*) ;;
-		*) skip_all "test modules built for ${vermagic%% *}, running $release" ;;
-		esac
-	fi
-
-	if [ "$(cat /sys/module/module/parameters/sig_enforce 2>/dev/null)" = "Y" ]; then
-		skip_all "module signature enforcement is on; the test modules are unsigned"
-	fi
-	lockdown=$(cat /sys/kernel/security/lockdown 2>/dev/null)
-	case "$lockdown" in
-	*"[integrity]"* | *"[confidentiality]"*)
-		skip_all "kernel lockdown forbids unsigned modules ($lockdown)" ;;
-	esac
-}
-
 [ -x "$runner" ] || skip_all "runner not built (no $runner): make"
 
 # Options are the runner's; --help and the lists need no prerequisites.
@@ -156,7 +130,8 @@ done
 # is parsed (a bad one is a usage error, exit 2) before --list exits.
 "$runner" "$@" --list > /dev/null || exit $?
 
-# The runner's own --modules-dir, if given, is the one to check.
+# The runner's own --modules-dir, if given, holds the modules the trap
+# unloads.
 prev=
 for arg in "$@"; do
 	case "$prev" in
@@ -168,8 +143,6 @@ for arg in "$@"; do
 	prev=$arg
 done
 
-check_prerequisites
-
 loaded_before=
 for mod in $(test_modules); do
 	is_loaded "$mod" && loaded_before="$loaded_before $mod"
@@ -179,4 +152,8 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM HUP
 
-"$runner" --modules-dir "$modules_dir" "$@"
+# The runner checks the prerequisites (root, module support, the test
+# modules built for this kernel, no signature enforcement or lockdown);
+# with MODULE_ASYNC_WHOLE_SUITE_SKIP set, a missing one is a whole-suite
+# SKIP (exit 4) with its reason.
+MODULE_ASYNC_WHOLE_SUITE_SKIP=1 "$runner" --modules-dir "$modules_dir" "$@"

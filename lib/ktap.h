@@ -36,6 +36,13 @@ struct ktap_verdict {
 /* "TAP version 13" and the plan. */
 void ktap_begin(unsigned int plan);
 
+/*
+ * The whole document of a program that cannot run at all, "TAP version 13"
+ * and "1..0 # SKIP <reason>", as ksft_exit_skip() prints it; returns
+ * KSFT_SKIP (4), the exit status.
+ */
+int ktap_skip_all(const char *reason);
+
 /* One "#" line (a diag() hook: see diag.h). */
 void ktap_diag(const char *line);
 

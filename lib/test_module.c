@@ -83,6 +83,36 @@ TEST(module_list_from_proc_modules)
 	free(list);
 }
 
+/* .modinfo as a .ko holds it, between other sections' bytes. */
+static const char modinfo[] =
+	"\x7f" "ELF...vermagic=not-at-a-string-start\0"
+	"license=GPL\0vermagic=6.1.0-9-amd64 SMP preempt mod_unload \0"
+	"name=ma_plain\0";
+
+TEST(vermagic_from_a_module_file)
+{
+	char *dir = make_temp_dir();
+	char path[PATH_MAX], vermagic[64];
+	FILE *f;
+
+	ASSERT_NE(NULL, dir);
+	snprintf(path, sizeof(path), "%s/ma_plain.ko", dir);
+	f = fopen(path, "w");
+	ASSERT_NE(NULL, f);
+	fwrite(modinfo, 1, sizeof(modinfo), f);
+	fclose(f);
+	ASSERT_EQ(0, module_file_vermagic(path, vermagic, sizeof(vermagic)));
+	EXPECT_STREQ("6.1.0-9-amd64 SMP preempt mod_unload ", vermagic);
+
+	write_file(path, "no modinfo here");
+	ASSERT_EQ(0, module_file_vermagic(path, vermagic, sizeof(vermagic)));
+	EXPECT_STREQ("", vermagic);
+	EXPECT_EQ(-ENOENT, module_file_vermagic("/nonexistent/ma_plain.ko",
+						vermagic, sizeof(vermagic)));
+	remove_tree(dir);
+	free(dir);
+}
+
 TEST(loading_a_missing_file_fails_in_the_child)
 {
 	EXPECT_EQ(-ENOENT, module_load("/nonexistent/ma_plain.ko", "", 5000));

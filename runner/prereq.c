@@ -4,12 +4,12 @@
  * modules, module loading allowed) and of one case (a target it can load,
  * a kernel whose warnings do not panic it, a policy under which it is safe).
  */
-#include <stdarg.h>
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "runner.h"
@@ -94,56 +94,170 @@ bool skip_if_unsafe(struct case_ctx *ctx)
 	return true;
 }
 
-static void __printf(2, 3)
-suite_skip_all(struct suite *s, const char *fmt, ...)
-{
-	va_list ap;
+/* ---- the whole suite's ------------------------------------------------ */
 
-	va_start(ap, fmt);
-	vsnprintf(s->skip_all, sizeof(s->skip_all), fmt, ap);
-	va_end(ap);
+enum prerequisite {
+	ROOT,
+	MODULE_SUPPORT,
+	EVERY_TEST_MODULE,	/* built, all of them */
+	FIRST_TEST_MODULE,	/* built, the first one */
+	SAME_KERNEL,		/* built for the running kernel */
+	LOADING_ENABLED,
+	NO_SIGNATURES_ENFORCED,
+	NO_LOCKDOWN,
+	NO_TEST_MODULE_LOADED,
+};
+
+/*
+ * The whole suite's prerequisites, checked in this order, each with its
+ * reason ("%s": what the check found) in the two forms a missing one is
+ * reported in (see enum skip_form). A form with no reason does not check
+ * the row: module_async.sh's whole-suite SKIP has always looked for one
+ * test module only and at the modules' vermagic, the runner's own form at
+ * every module, at kernel.modules_disabled and at leftovers; CI systems
+ * have seen both wordings for long, so both stay as they are.
+ */
+static const struct {
+	enum prerequisite what;
+	const char *reason[2];	/* by enum skip_form */
+} prerequisites[] = {
+	{ ROOT, { "not root", "must be run as root" } },
+	{ EVERY_TEST_MODULE, { "test modules not built: no %s" } },
+	{ MODULE_SUPPORT, {
+		"no module support (CONFIG_MODULES)",
+		"kernel without module support (CONFIG_MODULES)" } },
+	{ FIRST_TEST_MODULE, {
+		NULL, "test modules not built (no %s): make -C modules KDIR=..." } },
+	{ SAME_KERNEL, { NULL, "test modules built for %s" } },
+	{ LOADING_ENABLED, {
+		"module loading is disabled (kernel.modules_disabled)" } },
+	{ NO_SIGNATURES_ENFORCED, {
+		"module signatures enforced: the test modules are unsigned",
+		"module signature enforcement is on; the test modules are unsigned" } },
+	{ NO_LOCKDOWN, {
+		"kernel lockdown is on (%s)",
+		"kernel lockdown forbids unsigned modules (%s)" } },
+	{ NO_TEST_MODULE_LOADED, {
+		"%s is already loaded (left over from an earlier run?)" } },
+};
+
+/* Is test module @i missing? Its path in @detail. */
+static bool test_module_missing(const struct suite *s, size_t i,
+				char *detail, size_t len)
+{
+	module_path(s, s->test_modules[i], detail, len);
+	return access(detail, R_OK);
 }
 
-void suite_check_prerequisites(struct suite *s)
+static bool any_test_module_missing(const struct suite *s, char *detail,
+				    size_t len)
 {
-	char path[PATH_MAX], value[64];
 	size_t i;
 
-	if (geteuid() != 0) {
-		suite_skip_all(s, "not root");
-		return;
-	}
-	for (i = 0; s->test_modules[i]; i++) {
-		module_path(s, s->test_modules[i], path, sizeof(path));
-		if (access(path, R_OK)) {
-			suite_skip_all(s, "test modules not built: no %s", path);
-			return;
-		}
-	}
-	if (access("/proc/modules", R_OK)) {
-		suite_skip_all(s, "no module support (CONFIG_MODULES)");
-		return;
-	}
-	if (!sysfs_read("/proc/sys/kernel/modules_disabled", value,
-			sizeof(value)) && strcmp(value, "0")) {
-		suite_skip_all(s, "module loading is disabled (kernel.modules_disabled)");
-		return;
-	}
-	if (!knob_read("module", "sig_enforce", value, sizeof(value)) &&
-	    !strcmp(value, "Y")) {
-		suite_skip_all(s, "module signatures enforced: the test modules are unsigned");
-		return;
-	}
-	if (!sysfs_read("/sys/kernel/security/lockdown", path, sizeof(path)) &&
-	    !strstr(path, "[none]") && path[0]) {
-		suite_skip_all(s, "kernel lockdown is on (%s)", path);
-		return;
-	}
+	for (i = 0; s->test_modules[i]; i++)
+		if (test_module_missing(s, i, detail, len))
+			return true;
+	return false;
+}
+
+/* Built for another kernel: "<their release>, running <this one>". */
+static bool built_for_another_kernel(const struct suite *s, char *detail,
+				     size_t len)
+{
+	char path[PATH_MAX], vermagic[256];
+	struct utsname u;
+	size_t n;
+
+	module_path(s, s->test_modules[0], path, sizeof(path));
+	if (uname(&u) || module_file_vermagic(path, vermagic, sizeof(vermagic)))
+		return false;
+	n = strlen(u.release);
+	if (!strncmp(vermagic, u.release, n) && vermagic[n] == ' ')
+		return false;
+	snprintf(detail, len, "%.*s, running %s",
+		 (int)strcspn(vermagic, " "), vermagic, u.release);
+	return true;
+}
+
+/* Is /proc/sys/kernel/@name, or module.@name, not @ok? */
+static bool sysctl_is_not(const char *name, const char *ok)
+{
+	char path[PATH_MAX], value[16];
+
+	snprintf(path, sizeof(path), "/proc/sys/kernel/%s", name);
+	return !sysfs_read(path, value, sizeof(value)) && strcmp(value, ok);
+}
+
+static bool module_param_is(const char *name, const char *bad)
+{
+	char value[16];
+
+	return !knob_read("module", name, value, sizeof(value)) &&
+	       !strcmp(value, bad);
+}
+
+/* Lockdown in a mode other than none: the mode line in @detail. */
+static bool locked_down(char *detail, size_t len)
+{
+	return !sysfs_read("/sys/kernel/security/lockdown", detail, len) &&
+	       detail[0] && !strstr(detail, "[none]");
+}
+
+static bool test_module_loaded(const struct suite *s, char *detail,
+			       size_t len)
+{
+	size_t i;
+
 	for (i = 0; s->test_modules[i]; i++) {
 		if (knob_exists(s->test_modules[i], NULL)) {
-			suite_skip_all(s, "%s is already loaded (left over from an earlier run?)",
-				       s->test_modules[i]);
-			return;
+			snprintf(detail, len, "%s", s->test_modules[i]);
+			return true;
 		}
+	}
+	return false;
+}
+
+/* Is @what missing here? What the check found, if anything, in @detail. */
+static bool missing(enum prerequisite what, const struct suite *s,
+		    char *detail, size_t len)
+{
+	switch (what) {
+	case ROOT:
+		return geteuid() != 0;
+	case MODULE_SUPPORT:
+		return access("/proc/modules", R_OK);
+	case EVERY_TEST_MODULE:
+		return any_test_module_missing(s, detail, len);
+	case FIRST_TEST_MODULE:
+		return test_module_missing(s, 0, detail, len);
+	case SAME_KERNEL:
+		return built_for_another_kernel(s, detail, len);
+	case LOADING_ENABLED:
+		return sysctl_is_not("modules_disabled", "0");
+	case NO_SIGNATURES_ENFORCED:
+		return module_param_is("sig_enforce", "Y");
+	case NO_LOCKDOWN:
+		return locked_down(detail, len);
+	case NO_TEST_MODULE_LOADED:
+		return test_module_loaded(s, detail, len);
+	}
+	return false;
+}
+
+void suite_check_prerequisites(struct suite *s, enum skip_form form)
+{
+	char detail[PATH_MAX];
+	const char *reason;
+	size_t i;
+
+	s->skip_all[0] = '\0';
+	for (i = 0; i < ARRAY_SIZE(prerequisites); i++) {
+		reason = prerequisites[i].reason[form];
+		detail[0] = '\0';
+		if (!reason || !missing(prerequisites[i].what, s, detail,
+					sizeof(detail)))
+			continue;
+		snprintf(s->skip_all, sizeof(s->skip_all), reason, detail);
+		return;
 	}
 }

@@ -134,8 +134,20 @@ int load_beside_held_job(struct suite *s, const char *params,
 			 struct held_load *h);
 void suite_probe_policy(struct case_ctx *ctx);
 
-/* prereq.c */
-void suite_check_prerequisites(struct suite *s);
+/*
+ * prereq.c. A missing prerequisite of the whole suite is reported in one
+ * of two forms: the runner's own, a plan with every case
+ * "ok N <case> # SKIP <reason>"; or, where module_async.sh runs the
+ * runner, kselftest's whole-suite SKIP, "1..0 # SKIP <reason>" (see
+ * WHOLE_SUITE_SKIP_ENV in ../module_async.c).
+ */
+enum skip_form {
+	SKIP_EACH_CASE,
+	SKIP_WHOLE_SUITE,
+};
+
+/* Why the suite cannot run here, in s->skip_all ("" if it can). */
+void suite_check_prerequisites(struct suite *s, enum skip_form form);
 bool skip_if_unsafe(struct case_ctx *ctx);
 bool skip_if_warn_panics(struct case_ctx *ctx);
 const char *why_not_loadable(const struct case_ctx *ctx, const char *target,
