@@ -85,7 +85,7 @@ TEST(module_list_from_proc_modules)
 
 /* .modinfo as a .ko holds it, between other sections' bytes. */
 static const char modinfo[] =
-	"\x7f" "ELF...vermagic=not-at-a-string-start\0"
+	"\177ELF...vermagic=not-at-a-string-start\0"
 	"license=GPL\0vermagic=6.1.0-9-amd64 SMP preempt mod_unload \0"
 	"name=ma_plain\0";
 
