@@ -37,6 +37,11 @@
  * Thresholds come from a baseline measured in the same run; no case sleeps
  * for a fixed time. Everything the runner changes is put back: modules it
  * loaded are unloaded, knobs get their saved values, gates are opened.
+ *
+ * This file is the case table and the run (options, run_case(), the
+ * cleanup after each case); the probes, the prerequisites, the cases and
+ * the deadlock evidence are in runner/ (runner/runner.h says which file
+ * holds what).
  */
 #define _GNU_SOURCE
 #include <errno.h>
