@@ -75,9 +75,9 @@ struct case_ctx {
 };
 
 /*
- * A row of the case table. The modules a case loads are named here, and
- * only here: the prerequisite check, the cleanup and --list-modules derive
- * their lists from the table.
+ * A row of the case table. It names the modules its case loads: every
+ * list of modules the runner uses (the prerequisite check's, the
+ * cleanup's, --list-modules') is derived from the rows, none is typed out.
  */
 struct ma_case {
 	const char *name;
