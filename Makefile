@@ -19,8 +19,8 @@ TEST_PROGS := module_async.sh
 TEST_GEN_PROGS_EXTENDED := module_async
 TEST_FILES := config settings
 
-RUNNER_SRCS := module_async.c $(filter-out lib/test_%.c,$(wildcard lib/*.c))
-RUNNER_HDRS := $(wildcard lib/*.h)
+RUNNER_SRCS := module_async.c $(wildcard runner/*.c) $(filter-out lib/test_%.c,$(wildcard lib/*.c))
+RUNNER_HDRS := $(wildcard runner/*.h lib/*.h)
 
 ifneq ($(wildcard ../lib.mk),)
 # In a kernel tree: the real kselftest.h sits one directory up.

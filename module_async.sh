@@ -3,11 +3,11 @@
 #
 # The kselftest driver of the module_async suite.
 #
-# Checks the prerequisites of the C runner (root, module support, test
-# modules built for the running kernel, module loading not forbidden by
-# signature enforcement or lockdown), installs a cleanup trap that puts the
-# machine back as it was found should the runner die, and then runs the
-# runner, which prints one KTAP result line per case.
+# Finds the C runner, installs a cleanup trap that puts the machine back
+# as it was found should the runner die, and then runs the runner, which
+# checks the prerequisites (root, module support, test modules built for
+# the running kernel, module loading not forbidden by signature
+# enforcement or lockdown) and prints one KTAP result line per case.
 #
 # A missing prerequisite is a whole-suite SKIP (exit 4) with its reason.
 # Arguments are the runner's (see --help); they are validated before any
@@ -22,9 +22,17 @@ runner=${MODULE_ASYNC_RUNNER:-$here/module_async}
 modules_dir=$here/modules
 async_probe_knob=/sys/module/module/parameters/async_probe
 
-# Test modules the suite may load; the trap unloads those it finds loaded
-# that were not loaded before the run.
-readonly test_modules="ma_async_init ma_worker_async ma_gate ma_plain ma_request ma_elv ma_nested"
+# The test modules the suite may load: those built into the modules
+# directory (modules/Makefile's obj-m). The trap unloads those it finds
+# loaded that were not loaded before the run.
+test_modules()
+{
+	for ko in "$modules_dir"/*.ko; do
+		[ -e "$ko" ] || continue
+		ko=${ko##*/}
+		echo "${ko%.ko}"
+	done
+}
 
 skip_all()
 {
@@ -51,7 +59,7 @@ knob()
 # is wedged, and any rmmod would hang for good.
 stuck_job()
 {
-	for mod in $test_modules; do
+	for mod in $(test_modules); do
 		[ "$(knob "$mod" started)" = 1 ] && [ "$(knob "$mod" "done")" != 1 ] &&
 			{ echo "$mod"; return 0; }
 	done
@@ -80,7 +88,7 @@ unload_bounded()
 # that was killed or crashed half-way through a case.
 cleanup()
 {
-	for mod in $test_modules; do
+	for mod in $(test_modules); do
 		gate=/sys/module/$mod/parameters/open
 		[ -w "$gate" ] && echo 1 > "$gate" 2>/dev/null
 	done
@@ -94,7 +102,7 @@ cleanup()
 		echo "# cleanup: the async job of $stuck is stuck, the kernel looks" \
 			"wedged: no module unloaded" >&2
 	else
-		for mod in $test_modules; do
+		for mod in $(test_modules); do
 			case " $loaded_before " in
 			*" $mod "*) continue ;;
 			esac
@@ -110,45 +118,20 @@ cleanup()
 	fi
 }
 
-check_prerequisites()
-{
-	[ "$(id -u)" -eq 0 ] || skip_all "must be run as root"
-	[ -r /proc/modules ] || skip_all "kernel without module support (CONFIG_MODULES)"
-
-	ko=$modules_dir/ma_async_init.ko
-	[ -r "$ko" ] || skip_all "test modules not built (no $ko): make -C modules KDIR=..."
-	release=$(uname -r)
-	if command -v modinfo > /dev/null; then
-		vermagic=$(modinfo -F vermagic "$ko" 2>/dev/null)
-		case "$vermagic" in
-		"$release "*) ;;
-		*) skip_all "test modules built for ${vermagic%% *}, running $release" ;;
-		esac
-	fi
-
-	if [ "$(cat /sys/module/module/parameters/sig_enforce 2>/dev/null)" = "Y" ]; then
-		skip_all "module signature enforcement is on; the test modules are unsigned"
-	fi
-	lockdown=$(cat /sys/kernel/security/lockdown 2>/dev/null)
-	case "$lockdown" in
-	*"[integrity]"* | *"[confidentiality]"*)
-		skip_all "kernel lockdown forbids unsigned modules ($lockdown)" ;;
-	esac
-}
-
 [ -x "$runner" ] || skip_all "runner not built (no $runner): make"
 
-# Options are the runner's; --help and --list need no prerequisites.
+# Options are the runner's; --help and the lists need no prerequisites.
 for arg in "$@"; do
 	case "$arg" in
-	-h | --help | -l | --list) exec "$runner" "$@" ;;
+	-h | --help | -l | --list | --list-modules) exec "$runner" "$@" ;;
 	esac
 done
 # Validate the options first: --list last, so that every option before it
 # is parsed (a bad one is a usage error, exit 2) before --list exits.
 "$runner" "$@" --list > /dev/null || exit $?
 
-# The runner's own --modules-dir, if given, is the one to check.
+# The runner's own --modules-dir, if given, holds the modules the trap
+# unloads.
 prev=
 for arg in "$@"; do
 	case "$prev" in
@@ -160,10 +143,8 @@ for arg in "$@"; do
 	prev=$arg
 done
 
-check_prerequisites
-
 loaded_before=
-for mod in $test_modules; do
+for mod in $(test_modules); do
 	is_loaded "$mod" && loaded_before="$loaded_before $mod"
 done
 saved_async_probe=$(cat "$async_probe_knob" 2>/dev/null)
@@ -171,4 +152,8 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM HUP
 
-"$runner" --modules-dir "$modules_dir" "$@"
+# The runner checks the prerequisites (root, module support, the test
+# modules built for this kernel, no signature enforcement or lockdown);
+# with MODULE_ASYNC_WHOLE_SUITE_SKIP set, a missing one is a whole-suite
+# SKIP (exit 4) with its reason.
+MODULE_ASYNC_WHOLE_SUITE_SKIP=1 "$runner" --modules-dir "$modules_dir" "$@"

@@ -3,6 +3,7 @@
  * The runner's KTAP document (see ktap.h). The only user of kselftest.h's
  * counters in the runner: every result goes through here.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -11,12 +12,24 @@
 #include "diag.h"
 #include "ktap.h"
 
+/* The case that wedged the kernel, and whether that was printed yet. */
 static char wedged_by[128];
+static bool wedge_announced;
 
 void ktap_begin(unsigned int plan)
 {
 	ksft_print_header();
 	ksft_set_plan(plan);
+}
+
+/*
+ * The version line is printed even under KSFT_TAP_LEVEL (which makes
+ * ksft_print_header() leave it out): this document has always had it.
+ */
+int ktap_skip_all(const char *reason)
+{
+	printf("TAP version 13\n1..0 # SKIP %s\n", reason);
+	return KSFT_SKIP;
 }
 
 void ktap_diag(const char *line)
@@ -53,6 +66,7 @@ void ktap_result(const char *name, const struct ktap_verdict *v)
 		ksft_test_result_fail("%s\n", name);
 		break;
 	case KTAP_TIMEOUT:
+	case KTAP_WEDGED:
 		if (v->reason[0])
 			ktap_diag(v->reason);
 		ktap_timeout(name, v->bound_ms);
@@ -61,10 +75,16 @@ void ktap_result(const char *name, const struct ktap_verdict *v)
 		ktap_skip(name, v->reason);
 		break;
 	}
-	if (v->wedged && !wedged_by[0]) {
-		snprintf(wedged_by, sizeof(wedged_by), "%s", name);
-		ksft_print_msg("kernel wedged by %s\n", name);
+	if (wedged_by[0] && !wedge_announced) {
+		wedge_announced = true;
+		ksft_print_msg("kernel wedged by %s\n", wedged_by);
 	}
+}
+
+void ktap_wedge(const char *name)
+{
+	if (!wedged_by[0])
+		snprintf(wedged_by, sizeof(wedged_by), "%s", name);
 }
 
 const char *ktap_wedged_by(void)

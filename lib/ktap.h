@@ -23,24 +23,41 @@ enum ktap_kind {
 	KTAP_PASS,
 	KTAP_FAIL,
 	KTAP_TIMEOUT,		/* a load or job did not end within bound_ms */
+	KTAP_WEDGED,		/* a TIMEOUT the kernel does not come back from */
 	KTAP_SKIP,
 };
 
 struct ktap_verdict {
 	enum ktap_kind kind;
 	int bound_ms;		/* KTAP_TIMEOUT: the bound that expired */
-	bool wedged;		/* the kernel cannot be used after this case */
 	char reason[256];	/* FAIL, TIMEOUT: a "#" line; SKIP: the reason */
 };
 
 /* "TAP version 13" and the plan. */
 void ktap_begin(unsigned int plan);
 
+/*
+ * The whole document of a program that cannot run at all, "TAP version 13"
+ * and "1..0 # SKIP <reason>", as ksft_exit_skip() prints it; returns
+ * KSFT_SKIP (4), the exit status.
+ */
+int ktap_skip_all(const char *reason);
+
 /* One "#" line (a diag() hook: see diag.h). */
 void ktap_diag(const char *line);
 
-/* Print @name's result, and "# kernel wedged by <name>" if it wedged. */
+/*
+ * Print @name's result; a TIMEOUT and a WEDGED one print alike. The first
+ * result after the kernel was wedged is followed by "# kernel wedged by
+ * <case>".
+ */
 void ktap_result(const char *name, const struct ktap_verdict *v);
+
+/*
+ * The kernel is wedged by case @name from now on (the first call counts):
+ * this is the one record of it, read with ktap_wedged_by().
+ */
+void ktap_wedge(const char *name);
 
 /* The case that wedged the kernel, or NULL. */
 const char *ktap_wedged_by(void);

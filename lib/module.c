@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -176,6 +177,60 @@ bool modules_file_lists(const char *file, const char *name)
 	}
 	fclose(f);
 	return found;
+}
+
+/* Read the whole file at @path: a malloc()ed buffer, NUL-terminated. */
+static char *file_contents(const char *path, size_t *size, int *err)
+{
+	struct stat st;
+	char *data;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		*err = -errno;
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	data = malloc(st.st_size + 1);
+	*size = 0;
+	while (data && *size < (size_t)st.st_size) {
+		n = read(fd, data + *size, st.st_size - *size);
+		if (n <= 0)
+			break;
+		*size += n;
+	}
+	close(fd);
+	if (!data)
+		*err = -ENOMEM;
+	else
+		data[*size] = '\0';
+	return data;
+}
+
+int module_file_vermagic(const char *path, char *buf, size_t len)
+{
+	static const char key[] = "vermagic=";
+	char *data, *at;
+	size_t size;
+	int err = 0;
+
+	data = file_contents(path, &size, &err);
+	if (!data)
+		return err;
+	buf[0] = '\0';
+	/* .modinfo holds NUL-separated "key=value" strings. */
+	for (at = data; (at = memmem(at, data + size - at, key, sizeof(key) - 1));
+	     at++) {
+		if (at == data || at[-1] == '\0') {
+			snprintf(buf, len, "%s", at + sizeof(key) - 1);
+			break;
+		}
+	}
+	free(data);
+	return 0;
 }
 
 static bool modules_dir_lists(const char *file, const char *name)

@@ -64,6 +64,13 @@ bool module_is_live(const char *name);
  */
 bool modules_file_lists(const char *file, const char *name);
 
+/*
+ * The vermagic a module file was built with ("6.1.0-9-amd64 SMP
+ * mod_unload ..."), from its .modinfo "vermagic=" entry, in @buf; "" if it
+ * has none. 0, or -errno if the file cannot be read.
+ */
+int module_file_vermagic(const char *path, char *buf, size_t len);
+
 /* Can modprobe load @name for the running kernel? Is it built in? */
 bool module_available(const char *name);
 bool module_builtin(const char *name);

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host tests of lib/module.c. Nothing is loaded: module names, a
+ * modules.dep and a /proc/modules written to a temporary directory, and
+ * loads and unloads of modules that do not exist.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+
+#include "module.h"
+#include "test_util.h"
+
+TEST(module_names_from_files)
+{
+	char name[MA_MODULE_NAME_LEN];
+
+	module_name_from_path(name, "/lib/modules/6.1.0/kernel/block/kyber-iosched.ko.xz",
+			      sizeof(name));
+	EXPECT_STREQ("kyber_iosched", name);
+	module_name_from_path(name, "modules/ma_plain.ko", sizeof(name));
+	EXPECT_STREQ("ma_plain", name);
+	module_name_normalize(name, "kyber-iosched", sizeof(name));
+	EXPECT_STREQ("kyber_iosched", name);
+}
+
+TEST(modules_dep_lookup)
+{
+	char *dir = make_temp_dir();
+	char path[PATH_MAX];
+
+	ASSERT_NE(NULL, dir);
+	snprintf(path, sizeof(path), "%s/modules.dep", dir);
+	write_file(path,
+		   "kernel/block/kyber-iosched.ko.xz:\n"
+		   "kernel/drivers/block/null_blk/null_blk.ko.xz: kernel/fs/configfs/configfs.ko.xz\n"
+		   "extra/ma_nested.ko:\n");
+	EXPECT_TRUE(modules_file_lists(path, "kyber-iosched"));
+	EXPECT_TRUE(modules_file_lists(path, "kyber_iosched"));
+	EXPECT_TRUE(modules_file_lists(path, "null_blk"));
+	EXPECT_TRUE(modules_file_lists(path, "ma_nested"));
+	/* A dependency is not an entry of its own, a prefix no match. */
+	EXPECT_FALSE(modules_file_lists(path, "configfs"));
+	EXPECT_FALSE(modules_file_lists(path, "null"));
+	EXPECT_FALSE(modules_file_lists(path, "bfq"));
+	EXPECT_FALSE(modules_file_lists("/nonexistent/modules.dep", "bfq"));
+	remove_tree(dir);
+	free(dir);
+}
+
+TEST(module_list_from_proc_modules)
+{
+	char *dir = make_temp_dir();
+	struct modlist *list = malloc(sizeof(*list));
+	char path[PATH_MAX];
+
+	ASSERT_NE(NULL, dir);
+	ASSERT_NE(NULL, list);
+	snprintf(path, sizeof(path), "%s/modules", dir);
+	write_file(path,
+		   "null_blk 53248 0 - Live 0xffffffffc0a1c000\n"
+		   "configfs 57344 2 null_blk, Live 0xffffffffc0a0d000\n"
+		   "kyber_iosched 32768 1 - Loading 0xffffffffc0a05000 (O+)\n");
+	ASSERT_EQ(0, modlist_read_file(list, path));
+	EXPECT_EQ(3, list->nr);
+	EXPECT_TRUE(modlist_has(list, "null_blk"));
+	EXPECT_TRUE(modlist_has(list, "kyber-iosched"));
+	EXPECT_FALSE(modlist_has(list, "bfq"));
+	EXPECT_EQ(-ENOENT, modlist_read_file(list, "/nonexistent/modules"));
+	remove_tree(dir);
+	free(dir);
+	free(list);
+}
+
+/* .modinfo as a .ko holds it, between other sections' bytes. */
+static const char modinfo[] =
+	"\177ELF...vermagic=not-at-a-string-start\0"
+	"license=GPL\0vermagic=6.1.0-9-amd64 SMP preempt mod_unload \0"
+	"name=ma_plain\0";
+
+TEST(vermagic_from_a_module_file)
+{
+	char *dir = make_temp_dir();
+	char path[PATH_MAX], vermagic[64];
+	FILE *f;
+
+	ASSERT_NE(NULL, dir);
+	snprintf(path, sizeof(path), "%s/ma_plain.ko", dir);
+	f = fopen(path, "w");
+	ASSERT_NE(NULL, f);
+	fwrite(modinfo, 1, sizeof(modinfo), f);
+	fclose(f);
+	ASSERT_EQ(0, module_file_vermagic(path, vermagic, sizeof(vermagic)));
+	EXPECT_STREQ("6.1.0-9-amd64 SMP preempt mod_unload ", vermagic);
+
+	write_file(path, "no modinfo here");
+	ASSERT_EQ(0, module_file_vermagic(path, vermagic, sizeof(vermagic)));
+	EXPECT_STREQ("", vermagic);
+	EXPECT_EQ(-ENOENT, module_file_vermagic("/nonexistent/ma_plain.ko",
+						vermagic, sizeof(vermagic)));
+	remove_tree(dir);
+	free(dir);
+}
+
+TEST(loading_a_missing_file_fails_in_the_child)
+{
+	EXPECT_EQ(-ENOENT, module_load("/nonexistent/ma_plain.ko", "", 5000));
+}
+
+TEST(unloading_a_module_that_is_not_there)
+{
+	int ret;
+
+	/* Without CONFIG_MODULES there is no /proc/modules, nor the syscall. */
+	if (access("/proc/modules", F_OK))
+		SKIP(return, "this kernel has no module support");
+	ret = module_unload("ma_not_loaded_anywhere", 5000);
+	if (ret == -EPERM)
+		SKIP(return, "no CAP_SYS_MODULE");
+	EXPECT_EQ(-ENOENT, ret);
+}
+
+TEST_HARNESS_MAIN

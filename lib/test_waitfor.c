@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host tests of lib/waitfor.c: the wait-for cycle of a deadlock found in
+ * the stacks of blocked tasks, and what it says when there is none.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+
+#include "tasks.h"
+#include "waitfor.h"
+#include "test_util.h"
+
+/* Is @line exactly @parts (NULL-terminated) one after the other? */
+static bool is_sequence(const char *line, const char * const parts[])
+{
+	size_t i, n;
+
+	for (i = 0; parts[i]; i++) {
+		n = strlen(parts[i]);
+		if (strncmp(line, parts[i], n))
+			return false;
+		line += n;
+	}
+	return !*line;
+}
+
+static const char * const cycle_of_request[] = {
+	"async job ma_job_fn [ma_request] in kworker/u4:1 (pid 25)",
+	" -> request_module(kyber-iosched) -> modprobe (pid 127)",
+	" -> do_init_module -> async_synchronize_cookie_domain",
+	" -> waits for the async job in kworker/u4:1 (pid 25)",
+	NULL,
+};
+
+static const char * const cycle_of_elevator[] = {
+	"async job ma_job_fn.cold [ma_elv] in kworker/u4:0 (pid 9)",
+	" -> elevator_get -> request_module(kyber-iosched)",
+	" -> modprobe (pid 114) -> do_init_module",
+	" -> async_synchronize_cookie_domain",
+	" -> waits for the async job in kworker/u4:0 (pid 9)",
+	NULL,
+};
+
+TEST(wait_for_cycle_of_a_request_from_async)
+{
+	static struct task_set set;
+	struct task_stack t;
+	char line[1024];
+
+	memset(&set, 0, sizeof(set));
+	make_task(&t, 25, "kworker/u4:1+events_unbound", "kthreadd", "",
+		  requester_stack);
+	task_set_add(&set, &t);
+	make_task(&t, 40, "jbd2/sda1-8", "kthreadd", "", unrelated_stack);
+	task_set_add(&set, &t);
+	make_task(&t, 127, "modprobe", "kworker/u4:0", "/sbin/modprobe -q -- kyber-iosched",
+		  loader_stack);
+	task_set_add(&set, &t);
+
+	EXPECT_TRUE(waitfor_cycle(&set, line, sizeof(line)));
+	EXPECT_TRUE(is_sequence(line, cycle_of_request));
+	EXPECT_TRUE(waitfor_involved(&set.tasks[0]));
+	EXPECT_FALSE(waitfor_involved(&set.tasks[1]));
+	EXPECT_TRUE(waitfor_involved(&set.tasks[2]));
+}
+
+TEST(wait_for_cycle_names_the_caller_of_request_module)
+{
+	static const char * const elv_stack[] = {
+		"[<0>] call_usermodehelper_exec+0x14a/0x1a0",
+		"[<0>] __request_module+0x1a5/0x3e0",
+		"[<0>] elevator_get+0x90/0xc0",
+		"[<0>] elv_iosched_store+0xfc/0x200",
+		"[<0>] kernel_write+0xf2/0x1b0",
+		"[<0>] ma_job_fn.cold+0x7b/0xab [ma_elv]",
+		"[<0>] async_run_entry_fn+0x30/0x130",
+		NULL,
+	};
+	static struct task_set set;
+	struct task_stack t;
+	char line[1024];
+
+	memset(&set, 0, sizeof(set));
+	make_task(&t, 114, "modprobe", "kworker/u4:1", "/sbin/modprobe -q -- kyber-iosched",
+		  loader_stack);
+	task_set_add(&set, &t);
+	make_task(&t, 9, "kworker/u4:0+events_unbound", "kthreadd", "",
+		  elv_stack);
+	task_set_add(&set, &t);
+
+	EXPECT_TRUE(waitfor_cycle(&set, line, sizeof(line)));
+	EXPECT_TRUE(is_sequence(line, cycle_of_elevator));
+}
+
+TEST(no_wait_for_cycle_in_unrelated_stacks)
+{
+	static struct task_set set;
+	struct task_stack t;
+	char line[1024];
+
+	/* Nothing blocked at all. */
+	memset(&set, 0, sizeof(set));
+	EXPECT_FALSE(waitfor_cycle(&set, line, sizeof(line)));
+	EXPECT_STREQ("none seen: no task of module loading or async work is blocked",
+		     line);
+
+	/* A job held on its gate, a task in the file system. */
+	make_task(&t, 30, "kworker/u4:2+events_unbound", "kthreadd", "",
+		  gated_job_stack);
+	task_set_add(&set, &t);
+	make_task(&t, 40, "jbd2/sda1-8", "kthreadd", "", unrelated_stack);
+	task_set_add(&set, &t);
+	EXPECT_FALSE(waitfor_cycle(&set, line, sizeof(line)));
+	EXPECT_STREQ("none seen: kworker/u4:2 (pid 30) in ma_job_fn [ma_gate]",
+		     line);
+	EXPECT_EQ(NULL, strstr(line, "request_module"));
+}
+
+TEST(no_wait_for_cycle_with_one_party_only)
+{
+	static struct task_set set;
+	struct task_stack t;
+	char line[1024];
+
+	/* The async job waits for modprobe, but no modprobe waits for it. */
+	memset(&set, 0, sizeof(set));
+	make_task(&t, 25, "kworker/u4:1+events_unbound", "kthreadd", "",
+		  requester_stack);
+	task_set_add(&set, &t);
+	EXPECT_FALSE(waitfor_cycle(&set, line, sizeof(line)));
+	EXPECT_NE(NULL, strstr(line, "none seen: async job ma_job_fn [ma_request]"));
+	EXPECT_NE(NULL, strstr(line, "no module loader waits for async work"));
+
+	/* A load of the runner's own (not a usermode helper) waits for async. */
+	make_task(&t, 300, "module_async", "module_async", "", loader_stack);
+	task_set_add(&set, &t);
+	EXPECT_FALSE(waitfor_cycle(&set, line, sizeof(line)));
+	EXPECT_NE(NULL, strstr(line, "not started by request_module() (parent: module_async)"));
+
+	/* The loader alone. */
+	memset(&set, 0, sizeof(set));
+	task_set_add(&set, &t);
+	EXPECT_FALSE(waitfor_cycle(&set, line, sizeof(line)));
+	EXPECT_NE(NULL, strstr(line, "no async job waits in request_module()"));
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The cases of request_module() called by an async job: the 2013 deadlock
+ * where do_init_module() syncs all async work, its async_probe escape, its
+ * nested form, and the kernel's warning about it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runner.h"
+
+/* A module name no modprobe will find (warn_on_sync_request_from_async). */
+#define ABSENT_MODULE		"ma_absent_module"
+
+char saved_async_probe[16];
+
+/*
+ * Make ma_request's async job call request_module("@target") synchronously
+ * and wait, bounded, for it to return. Where do_init_module() waits for all
+ * async work, the modprobe it runs waits for the job that waits for the
+ * modprobe: a deadlock, reported as a TIMEOUT with the stuck tasks' stacks.
+ * Returns the job's result in *@result; false if the verdict is set.
+ */
+static bool request_from_async(struct case_ctx *ctx, const char *target,
+			       long *result)
+{
+	struct suite *s = ctx->suite;
+	char params[128];
+	long long begin;
+	long done = 0;
+	int ret;
+
+	snprintf(params, sizeof(params), "target=%s", target);
+	ret = test_module_load(s, "ma_request", params);
+	if (ret) {
+		fail_load(ctx, "ma_request", ret);
+		return false;
+	}
+	begin = now_us();
+	ret = job_start("ma_request");
+	if (ret) {
+		verdict(ctx, KTAP_FAIL,
+			"cannot start ma_request's job: %s", strerror(-ret));
+		return false;
+	}
+	if (knob_wait_long("ma_request", "done", 1, s->timeout_ms, &done)) {
+		log_knobs("ma_request");
+		log_module_state(target);
+		modules_dump_loading();
+		verdict(ctx, KTAP_WEDGED,
+			"request_module(\"%s\") from an async job did not return within %d ms",
+			target, s->timeout_ms);
+		return false;
+	}
+	*result = -1;
+	knob_read_long("ma_request", "result", result);
+	diag("request_module(\"%s\") from an async job returned %ld after %.1f ms",
+	     target, *result, ms(now_us() - begin));
+	return true;
+}
+
+/* request_module() from async must return, and leave @target live. */
+static void request_and_check_live(struct case_ctx *ctx, const char *target)
+{
+	char name[MA_MODULE_NAME_LEN];
+	long result;
+
+	if (!request_from_async(ctx, target, &result))
+		return;
+	module_name_normalize(name, target, sizeof(name));
+	log_module_state(name);
+	if (result)
+		verdict(ctx, KTAP_FAIL,
+			"request_module(\"%s\") returned %ld", target, result);
+	else if (!module_is_live(name))
+		verdict(ctx, KTAP_FAIL,
+			"%s is not live after request_module() returned 0",
+			name);
+}
+
+void case_request_module_from_async(struct case_ctx *ctx)
+{
+	const char *target = ctx->c->kernel_modules[0];
+
+	if (skip_if_warn_panics(ctx) || skip_unless_loadable(ctx, target))
+		return;
+	request_and_check_live(ctx, target);
+}
+
+void case_request_module_from_async_async_probe(struct case_ctx *ctx)
+{
+	char saved[sizeof(saved_async_probe)], value[16], reason[128];
+	const char * const *targets = ctx->c->kernel_modules;
+	const char *target = NULL;
+	size_t i;
+	int ret;
+
+	if (skip_if_warn_panics(ctx))
+		return;
+	if (knob_read("module", "async_probe", saved, sizeof(saved))) {
+		verdict(ctx, KTAP_SKIP,
+			"no module.async_probe knob in this kernel");
+		return;
+	}
+	/* The first of the row's targets that can be loaded here. */
+	for (i = 0; targets[i] && !target; i++) {
+		if (!why_not_loadable(ctx, targets[i], reason,
+				      sizeof(reason)))
+			target = targets[i];
+	}
+	if (!target) {
+		verdict(ctx, KTAP_SKIP,
+			"none of kyber-iosched, bfq, null_blk can be loaded (%s)",
+			reason);
+		return;
+	}
+
+	strcpy(saved_async_probe, saved);
+	ret = knob_write("module", "async_probe", "1");
+	if (ret) {
+		saved_async_probe[0] = '\0';
+		verdict(ctx, KTAP_FAIL,
+			"cannot set module.async_probe: %s", strerror(-ret));
+		return;
+	}
+	diag("module.async_probe was %s, is 1 for this case", saved);
+
+	request_and_check_live(ctx, target);
+
+	ret = knob_write("module", "async_probe", saved);
+	if (ret) {
+		diag("cannot restore module.async_probe to %s: %s", saved,
+		     strerror(-ret));
+		if (!verdict_given(ctx))
+			verdict(ctx, KTAP_FAIL,
+				"module.async_probe not restored");
+		return;
+	}
+	saved_async_probe[0] = '\0';
+	knob_read("module", "async_probe", value, sizeof(value));
+	diag("module.async_probe restored: %s", value);
+}
+
+void case_nested_async_load(struct case_ctx *ctx)
+{
+	long done = 0;
+
+	if (skip_if_warn_panics(ctx) || skip_unless_loadable(ctx, "ma_nested"))
+		return;
+	request_and_check_live(ctx, "ma_nested");
+	if (verdict_given(ctx))
+		return;
+	if (knob_wait_long("ma_nested", "done", 1, ctx->suite->timeout_ms,
+			   &done))
+		verdict(ctx, KTAP_FAIL,
+			"ma_nested's own async job is not done (done=%ld)",
+			done);
+}
+
+/*
+ * A synchronous request_module() from an async job must trigger kmod.c's
+ * WARN_ON_ONCE(wait && current_is_async()). Safe everywhere: the module
+ * requested does not exist, so modprobe fails fast and no do_init_module()
+ * runs. The warning fires once per boot: an earlier one counts, found in
+ * what the kernel log still holds.
+ */
+void case_warn_on_sync_request_from_async(struct case_ctx *ctx)
+{
+	static struct kmsg_scan earlier;
+	bool earlier_ok, fired;
+	long result;
+
+	if (skip_if_warn_panics(ctx))
+		return;
+	if (!ctx->kmsg_ok || kmsg_open(&earlier, true)) {
+		verdict(ctx, KTAP_SKIP,
+			"cannot read the kernel log (/dev/kmsg)");
+		return;
+	}
+	if (module_available(ABSENT_MODULE)) {
+		verdict(ctx, KTAP_SKIP,
+			"%s exists: cannot request a missing module",
+			ABSENT_MODULE);
+		kmsg_close(&earlier);
+		return;
+	}
+	kmsg_reset(&earlier, "__request_module");
+	earlier_ok = kmsg_scan(&earlier) >= 0;
+	kmsg_close(&earlier);
+	kmsg_reset(&ctx->kmsg, "__request_module");
+
+	if (!request_from_async(ctx, ABSENT_MODULE, &result))
+		return;
+	kmsg_scan(&ctx->kmsg);
+	fired = ctx->kmsg.warning_matches;
+
+	if (fired) {
+		kmsg_report(&ctx->kmsg, "kernel: ");
+	} else if (earlier_ok && earlier.warning_matches) {
+		diag("no new warning: WARN_ON_ONCE already fired earlier in this boot:");
+		kmsg_report(&earlier, "kernel: ");
+	} else if (!earlier_ok || earlier.nr_lost) {
+		verdict(ctx, KTAP_SKIP,
+			"no warning, and the log lost records: an earlier one may be gone");
+	} else {
+		verdict(ctx, KTAP_FAIL,
+			"no WARNING from __request_module() in the kernel log");
+	}
+}

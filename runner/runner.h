@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The runner's rooms and what they share (see ../module_async.c for what
+ * the suite tests and how a deadlock is reported).
+ *
+ *   ../module_async.c  the case table and the run: options, run_case()
+ *   case.c             what every case uses: verdict(), loads, gates, jobs
+ *   probe.c            the run's baseline and the kernel's policy
+ *   prereq.c           prerequisites of the suite and of one case
+ *   cases_*.c          the cases, by what they exercise
+ *   evidence.c         the evidence of a deadlock
+ *
+ * Policy lives here (which case, which verdict); the mechanisms (bounded
+ * loads, knobs, the kernel log, stacks) are ../lib's.
+ */
+#ifndef MA_RUNNER_H
+#define MA_RUNNER_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../lib/child.h"
+#include "../lib/diag.h"
+#include "../lib/kmsg.h"
+#include "../lib/knob.h"
+#include "../lib/ktap.h"
+#include "../lib/module.h"
+#include "../lib/sysrq.h"
+#include "../lib/tasks.h"
+#include "../lib/waitfor.h"
+
+enum safety {
+	SAFE,			/* safe on every kernel */
+	UNSAFE_IF_ALWAYS_SYNC,	/* deadlocks where init syncs all async work */
+	UNSAFE,			/* deadlocks under either policy */
+};
+
+enum policy {
+	POLICY_UNPROBED,
+	POLICY_UNKNOWN,
+	POLICY_ALWAYS_SYNC,	/* init waits for all async work (5.17+) */
+	POLICY_SKIP_IF_UNUSED,	/* only if init used async (3.8 - 5.16) */
+};
+
+/* Room for "/<module>.ko" after the modules directory in a PATH_MAX. */
+#define MODULES_DIR_MAX		(PATH_MAX - MA_MODULE_NAME_LEN - 8)
+
+/* The test modules of a run: the cases' and the probe's, each once. */
+#define MA_TEST_MODULES_MAX	16
+
+struct suite {
+	char modules_dir[MODULES_DIR_MAX];
+	int timeout_ms;
+	bool allow_deadlock;
+	bool expect_skip;
+	char skip_all[256];	/* why every case skips, or "" */
+	long long baseline_us;	/* slowest plain load; -1: not measured */
+	int hold_ms;		/* a load running this long is held */
+	enum policy policy;
+	const char *test_modules[MA_TEST_MODULES_MAX + 1];	/* NULL-ended */
+};
+
+struct ma_case;
+
+/* What a case works with: the suite, and what was there when it began. */
+struct case_ctx {
+	struct suite *suite;
+	const struct ma_case *c;
+	struct ktap_verdict verdict;
+	long long begin_us;		/* when the case began */
+	bool kmsg_ok;
+	struct kmsg_scan kmsg;		/* positioned at the case's start */
+	struct modlist before;		/* modules loaded at the case's start */
+};
+
+/*
+ * A row of the case table. It names the modules its case loads: every
+ * list of modules the runner uses (the prerequisite check's, the
+ * cleanup's, --list-modules') is derived from the rows, none is typed out.
+ */
+struct ma_case {
+	const char *name;
+	enum safety safety;
+	void (*run)(struct case_ctx *ctx);
+	const char * const *modules;	/* test modules (modules/), or NULL */
+	const char * const *kernel_modules;	/* the kernel's, preferred first */
+};
+
+/* A NULL-terminated list of module names, for a row of the table. */
+#define MODULES(...)	((const char * const []){ __VA_ARGS__, NULL })
+
+/*
+ * module.async_probe as found, while a case has changed it ("" otherwise):
+ * the signal handler restores it if the run is interrupted.
+ */
+extern char saved_async_probe[16];
+
+static inline double ms(long long us)
+{
+	return us / 1000.0;
+}
+
+/* case.c */
+void verdict(struct case_ctx *ctx, enum ktap_kind kind, const char *fmt, ...)
+	__printf(3, 4);
+bool timed_out(const struct case_ctx *ctx);
+bool verdict_given(const struct case_ctx *ctx);
+void fail_load(struct case_ctx *ctx, const char *module, int ret);
+int module_path(const struct suite *s, const char *module, char *buf,
+		size_t len);
+int gate_ms(const struct suite *s);
+int test_module_load(struct suite *s, const char *module, const char *params);
+int gate_open(const char *module);
+int job_start(const char *module);
+int job_wait_done(struct suite *s, const char *module);
+void log_knobs(const char *module);
+void log_module_state(const char *name);
+
+/* probe.c: a load of ma_plain next to ma_gate's job held on its gate. */
+struct held_load {
+	bool held;		/* still running when the gate opened */
+	bool stuck;		/* did not return after the gate opened */
+	long long load_us;	/* start of the load to its return */
+	long long after_open_us;	/* gate opening to the load's return */
+	int result;		/* the load's outcome */
+};
+
+/* What the baseline and the policy probe load, besides the cases. */
+extern const char * const probe_modules[];
+
+int suite_baseline(struct suite *s);
+int load_beside_held_job(struct suite *s, const char *params,
+			 struct held_load *h);
+void suite_probe_policy(struct case_ctx *ctx);
+
+/*
+ * prereq.c. A missing prerequisite of the whole suite is reported in one
+ * of two forms: the runner's own, a plan with every case
+ * "ok N <case> # SKIP <reason>"; or, where module_async.sh runs the
+ * runner, kselftest's whole-suite SKIP, "1..0 # SKIP <reason>" (see
+ * WHOLE_SUITE_SKIP_ENV in ../module_async.c).
+ */
+enum skip_form {
+	SKIP_EACH_CASE,
+	SKIP_WHOLE_SUITE,
+};
+
+/* Why the suite cannot run here, in s->skip_all ("" if it can). */
+void suite_check_prerequisites(struct suite *s, enum skip_form form);
+bool skip_if_unsafe(struct case_ctx *ctx);
+bool skip_if_warn_panics(struct case_ctx *ctx);
+const char *why_not_loadable(const struct case_ctx *ctx, const char *target,
+			     char *buf, size_t len);
+bool skip_unless_loadable(struct case_ctx *ctx, const char *target);
+
+/* evidence.c */
+void case_log(struct case_ctx *ctx);
+void deadlock_evidence(struct case_ctx *ctx);
+
+/* The cases (cases_*.c). */
+void case_async_init_completes(struct case_ctx *ctx);
+void case_async_worker_init_completes(struct case_ctx *ctx);
+void case_plain_load_skips_unrelated_async(struct case_ctx *ctx);
+void case_async_probe_skips_unrelated_async(struct case_ctx *ctx);
+void case_request_module_from_async(struct case_ctx *ctx);
+void case_request_module_from_async_async_probe(struct case_ctx *ctx);
+void case_elevator_switch_from_async(struct case_ctx *ctx);
+void case_nested_async_load(struct case_ctx *ctx);
+void case_warn_on_sync_request_from_async(struct case_ctx *ctx);
+
+#endif /* MA_RUNNER_H */
