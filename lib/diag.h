@@ -14,6 +14,10 @@
 #define __printf(a, b)	__attribute__((format(printf, a, b)))
 #endif
 
+#ifndef __noreturn
+#define __noreturn	__attribute__((__noreturn__))
+#endif
+
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(arr)	(sizeof(arr) / sizeof((arr)[0]))
 #endif

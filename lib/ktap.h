@@ -19,6 +19,8 @@
 
 #include <stdbool.h>
 
+#include "diag.h"
+
 enum ktap_kind {
 	KTAP_PASS,
 	KTAP_FAIL,
@@ -69,6 +71,6 @@ const char *ktap_wedged_by(void);
 bool ktap_may_run(const char *name);
 
 /* Totals, then exit 1 if a case failed, 4 if all skipped, else 0. */
-int ktap_exit(void);
+void ktap_exit(void) __noreturn;
 
 #endif /* MA_KTAP_H */
