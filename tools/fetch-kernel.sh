@@ -104,7 +104,8 @@ else
 	mapfile -t kernel_pkgs < <(deb_depends "$image" "$kver" '^linux-(binary|modules|base)-')
 fi
 [ "${#kernel_pkgs[@]}" -gt 0 ] ||
-	die "$image=$kver is neither beside an -unsigned image nor made of linux-binary/modules/base"
+	die "$image=$kver has no -unsigned twin and is not made of" \
+		"linux-binary/modules/base packages"
 mapfile -t header_pkgs < <(deb_depends "$headers" "$kver" '^linux-(headers-.*-common|kbuild-.*)$')
 common=$(printf '%s\n' "${header_pkgs[@]}" | grep -E '^linux-headers-.*-common$' || true)
 kbuild=$(printf '%s\n' "${header_pkgs[@]}" | grep -E '^linux-kbuild-' || true)
@@ -128,7 +129,8 @@ if [ -n "$cc_needed" ] && ! command -v "$cc_needed" >/dev/null; then
 fi
 if [ -n "$libc_needed" ] &&
    { [ -z "$libc_here" ] || ! dpkg --compare-versions "$libc_here" ge "$libc_needed"; }; then
-	why="${why:+$why; }$kbuild's host tools need libc6 >= $libc_needed, this machine has ${libc_here:-none}"
+	why="${why:+$why; }$kbuild's host tools need libc6 >= $libc_needed,"
+	why+=" this machine has ${libc_here:-none}"
 fi
 [ -n "$cc_needed" ] || log "$headers names no gcc-NN: assuming this machine's gcc"
 
@@ -148,7 +150,8 @@ if [ -n "$why" ]; then
 	read -r pkg sha _ < <(deb_index "$kver" "$source_pkg") || true
 	[ "${pkg:-}" = "$source_pkg" ] ||
 		die "$why, and apt knows no $source_pkg=$kver to prepare instead"
-	stamp+="$sha  ${source_pkg}_$kver (kdir prepared by $(gcc -dumpfullversion 2>/dev/null || echo gcc))"$'\n'
+	cc_here=$(gcc -dumpfullversion 2>/dev/null || echo unknown)
+	stamp+="$sha  ${source_pkg}_$kver (kdir prepared by $cc_here)"$'\n'
 fi
 stamp=${stamp%$'\n'}
 
@@ -216,8 +219,9 @@ grep -qx "include /usr/src/$common/Makefile" "$tmp/$hdr/Makefile" ||
 	die "$hdr/Makefile does not include /usr/src/$common/Makefile as expected"
 while IFS= read -r line; do
 	case $line in
-	"include /usr/src/$common/Makefile") printf 'include %s../%s/Makefile\n' "$here" "$common" ;;
-	"KBUILD_OUTPUT=/usr/src/linux-headers-$krel" | "KBUILD_OUTPUT = /usr/src/linux-headers-$krel")
+	"include /usr/src/$common/Makefile")
+		printf 'include %s../%s/Makefile\n' "$here" "$common" ;;
+	"KBUILD_OUTPUT=/usr/src/$headers" | "KBUILD_OUTPUT = /usr/src/$headers")
 		printf 'KBUILD_OUTPUT := %s\n' "\$(abspath $here)" ;;
 	'' | '#'*) printf '%s\n' "$line" ;;
 	*) die "$hdr/Makefile: unexpected line '$line'" ;;
@@ -246,7 +250,8 @@ prepare_source()
 		tail -n 20 "$log" >&2
 		die "modules_prepare of $name failed (log: $log)"
 	fi
-	uts=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$tmp/$obj/include/generated/utsrelease.h")
+	uts=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' \
+		"$tmp/$obj/include/generated/utsrelease.h")
 	[ "$uts" = "$krel" ] || die "$name prepared as release '$uts', not $krel"
 	cp "$tmp/$hdr/Module.symvers" "$tmp/$obj/"
 	config_changes "$tmp/$hdr/.config" "$tmp/$obj/.config" >"$tmp/kdir.config-changes"
@@ -269,7 +274,9 @@ config_changes()
 	     f == 1 { a[k] = v; next }
 	     { b[k] = v }
 	     END {
-		for (k in a) if (!(k in b)) print k, a[k], "->", "-"; else if (a[k] != b[k]) print k, a[k], "->", b[k]
+		for (k in a)
+			if (!(k in b)) print k, a[k], "->", "-"
+			else if (a[k] != b[k]) print k, a[k], "->", b[k]
 		for (k in b) if (!(k in a)) print k, "-", "->", b[k]
 	     }' "$1" "$2" | sort
 }
@@ -297,14 +304,16 @@ check_vermagic()
 
 if [ -n "$why" ]; then
 	kdir=$(prepare_source "$source_dir")
-	printf 'source: %s %s prepared with the headers'"'"' .config and Module.symvers by %s (%s); %s config symbols changed (kdir.config-changes)\n' \
-		"$source_pkg" "$kver" "$(gcc --version | head -n 1)" "$why" \
+	printf '%s %s %s (%s); %s config symbols changed (kdir.config-changes)\n' \
+		"source: $source_pkg $kver prepared with the headers' .config and" \
+		"Module.symvers by" "$(gcc --version | head -n 1)" "$why" \
 		"$(wc -l <"$tmp/kdir.config-changes")" >"$tmp/kdir.how"
 	srclink=usr/src/${source_dir##*/}
 else
 	kdir=$hdr
 	printf 'headers: %s %s as they are (%s, %s host tools for libc6 >= %s)\n' \
-		"$headers" "$kver" "${cc_needed:-gcc}" "$kbuild" "${libc_needed:-?}" >"$tmp/kdir.how"
+		"$headers" "$kver" "${cc_needed:-gcc}" "$kbuild" "${libc_needed:-?}" \
+		>"$tmp/kdir.how"
 	srclink=usr/src/$common
 fi
 log "kdir: $(cat "$tmp/kdir.how")"

@@ -226,7 +226,7 @@ deb_release()
 		fi
 		printf 'deb [signed-by=%s] %s %s main\n' "$DEB_KEYRING" "$uri" "$suite"
 	done < <(deb_release_suites "$rel") >"$dir/sources.list.new"
-	printf '%s\n' "// module_async: Debian $rel beside the machine's apt (tools/lib.sh)" \
+	printf '%s\n' "// module_async: Debian $rel beside the machine's apt" \
 		"Dir::Etc::sourcelist \"$dir/sources.list\";" \
 		"Dir::Etc::sourceparts \"$dir/sources.list.d\";" \
 		"Dir::Etc::preferences \"$dir/preferences\";" \
@@ -243,7 +243,8 @@ deb_release()
 	done
 	export APT_CONFIG=$dir/apt.conf
 	if [ "$(apt-config dump --format '%v%n' Dir::State::Lists)" != "$dir/lists" ] ||
-	   [ "$(apt-config dump --format '%v%n' Dir::Etc::sourcelist)" != "$dir/sources.list" ]; then
+	   [ "$(apt-config dump --format '%v%n' Dir::Etc::sourcelist)" != \
+	     "$dir/sources.list" ]; then
 		die "/etc/apt/apt.conf.d overrides the paths $APT_CONFIG sets"
 	fi
 
@@ -355,8 +356,9 @@ deb_kernel_release()
 
 	pkg=$(deb_depends linux-image-amd64 "$ver" '^linux-image-.*-amd64$' | head -n 1)
 	if [ -z "$pkg" ]; then
-		mapfile -t images < <(apt-cache pkgnames linux-image- 2>/dev/null |
-			grep -E '^linux-image-[0-9]+\.[0-9]+\.[0-9]+(-[0-9]+)?(\+[a-z0-9]+)?-amd64$')
+		# 6.1.0-57-amd64, 6.12.118+deb12-amd64: no flavour, no metapackage
+		mapfile -t images < <(apt-cache pkgnames linux-image- 2>/dev/null | grep -E \
+			'^linux-image-[0-9]+\.[0-9]+\.[0-9]+(-[0-9]+)?(\+[a-z0-9]+)?-amd64$')
 		[ "${#images[@]}" -gt 0 ] || return 1
 		pkg=$(apt-cache madison "${images[@]}" 2>/dev/null |
 			awk -F' *[|] *' -v v="$ver" '$2 == v { print $1; exit }')
