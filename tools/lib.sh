@@ -164,13 +164,19 @@ DEB_LISTS_MAX_AGE=86400
 DEB_KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 
 # deb_machine_suites: "LABEL SUITE URI" for each suite of the machine's own
-# apt sources (either format), as apt reads them; LABEL is the Release
-# file's (Debian, Debian-Security), empty before the first apt-get update.
+# apt sources (either format), as apt-cache policy reads them; LABEL is the
+# Release file's (Debian, Debian-Security).
 deb_machine_suites()
 {
-	# shellcheck disable=SC2016 # apt expands $(...) itself
-	env -u APT_CONFIG apt-get indextargets 'Identifier: Packages' \
-		--format '$(LABEL) $(RELEASE) $(REPO_URI)' 2>/dev/null | sort -u
+	env -u APT_CONFIG apt-cache policy 2>/dev/null |
+		awk '$1 ~ /^[0-9]+$/ && $NF == "Packages" {
+			uri = $2; suite = $3; sub(/\/.*/, "", suite); next
+		     }
+		     uri != "" && $1 == "release" && match($2, /(^|,)l=[^,]*/) {
+			l = substr($2, RSTART, RLENGTH); sub(/^,?l=/, "", l)
+			print l, suite, uri
+		     }
+		     { uri = "" }' | sort -u
 }
 
 # deb_release_suites RELEASE: "MIRROR SUITE" for the suites a default
