@@ -108,8 +108,11 @@ endif
 
 # KERNEL: stock (the default; vanilla when PATCH= is given), vanilla,
 # patched or a bzImage, with KDIR= its build tree or headers and MODDIR=
-# its module tree (see tools/vm.sh --help).
+# its module tree (see tools/vm.sh --help).  DIST: the Debian release of
+# the stock kernel (bullseye, bookworm, bookworm-backports, trixie, sid;
+# default bookworm).
 KERNEL ?=
+DIST ?=
 MODDIR ?=
 ALLOW_DEADLOCK ?= 0
 SUITE_ARGS ?=
@@ -121,7 +124,8 @@ allow_deadlock := $(if $(filter 1 yes y,$(ALLOW_DEADLOCK)),--allow-deadlock)
 VIA ?=
 
 vm:
-	tools/vm.sh $(if $(KERNEL),--kernel $(KERNEL)) $(if $(KVER),--kver $(KVER)) \
+	tools/vm.sh $(if $(KERNEL),--kernel $(KERNEL)) $(if $(DIST),--dist $(DIST)) \
+		$(if $(KVER),--kver $(KVER)) \
 		$(if $(KDIR),--kdir $(KDIR)) $(if $(MODDIR),--moddir $(MODDIR)) \
 		$(foreach p,$(PATCH),--patch $(p)) \
 		$(if $(VIA),--via $(VIA)) $(allow_deadlock) -- $(SUITE_ARGS)

@@ -145,6 +145,130 @@ entry_commit()
 
 # ---- Debian packages ------------------------------------------------------
 
+# Releases the machine's apt does not serve are reached through a private apt
+# configuration, $CACHE/apt/<release>/apt.conf, exported as APT_CONFIG: its
+# own sources list (deb lines for the machine's Debian mirror, signed by
+# Debian's archive keyring), lists, cache and (empty) preferences.  apt reads
+# APT_CONFIG first and /etc/apt/apt.conf.d/ after it, so the machine's
+# settings stay in force (a snapshot mirror needs its Check-Valid-Until
+# "false"); the file sets only paths apt.conf.d leaves alone, and deb_release
+# checks with apt-config that they took effect.  The machine's sources, lists
+# and cache are never written.
+#
+# Its lists are refreshed by apt-get update when older than a day: Debian
+# publishes at most four times a day, and a .deb that leaves the indexes
+# stays in the pool for 36 hours (dak's StayOfExecution), so lists younger
+# than that still name files the mirror has.  Remove
+# $CACHE/apt/<release>/updated to refresh them sooner.
+DEB_LISTS_MAX_AGE=86400
+DEB_KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
+
+# deb_machine_suites: "LABEL SUITE URI" for each suite of the machine's own
+# apt sources (either format), as apt-cache policy reads them; LABEL is the
+# Release file's (Debian, Debian-Security).
+deb_machine_suites()
+{
+	env -u APT_CONFIG apt-cache policy 2>/dev/null |
+		awk '$1 ~ /^[0-9]+$/ && $NF == "Packages" {
+			uri = $2; suite = $3; sub(/\/.*/, "", suite); next
+		     }
+		     uri != "" && $1 == "release" && match($2, /(^|,)l=[^,]*/) {
+			l = substr($2, RSTART, RLENGTH); sub(/^,?l=/, "", l)
+			print l, suite, uri
+		     }
+		     { uri = "" }' | sort -u
+}
+
+# deb_release_suites RELEASE: "MIRROR SUITE" for the suites a default
+# installation of RELEASE lists: the release and its -updates from the Debian
+# mirror and its -security from the security mirror; sid and a backports
+# suite alone (a backports user has the release too, but then apt's
+# candidate is the release's kernel, not the backported one).
+deb_release_suites()
+{
+	case $1 in
+	sid | unstable | experimental | *-backports) echo "debian $1" ;;
+	*) printf 'debian %s\ndebian %s-updates\nsecurity %s-security\n' "$1" "$1" "$1" ;;
+	esac
+}
+
+# deb_release RELEASE: make apt serve RELEASE (a codename or suite: bullseye,
+# bookworm, bookworm-backports, trixie, sid, ...): the machine's own apt when
+# its sources list that release, else the private configuration (APT_CONFIG
+# exported), its lists refreshed first when missing or stale.
+deb_release()
+{
+	local rel=$1 dir label suite uri debian='' security='' mirror conf fresh=true
+	local sandbox=()
+
+	[[ $rel =~ ^[a-z]+(-[a-z]+)?$ ]] || usage_error "bad Debian release '$rel'"
+	unset APT_CONFIG
+	while read -r label suite uri; do
+		case $label in
+		Debian)
+			if [ "$suite" = "$rel" ] && [[ $rel != *-backports ]]; then
+				return 0
+			fi
+			[ -n "$debian" ] || debian=$uri
+			;;
+		Debian-Security) [ -n "$security" ] || security=$uri ;;
+		esac
+	done < <(deb_machine_suites)
+	[ -n "$debian" ] ||
+		die "the machine's apt sources name no Debian mirror" \
+			"(no suite labelled Debian: run apt-get update)"
+	[ -r "$DEB_KEYRING" ] || die "no $DEB_KEYRING (install debian-archive-keyring)"
+
+	dir=$(cache_dir)/apt/$rel
+	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial" \
+		"$dir/sources.list.d" "$dir/preferences.d"
+	exec 8>"$dir.lock"
+	flock 8
+	while read -r mirror suite; do
+		uri=$debian
+		if [ "$mirror" = security ]; then
+			uri=$security
+			[ -n "$uri" ] || continue	# the machine has no security mirror
+		fi
+		printf 'deb [signed-by=%s] %s %s main\n' "$DEB_KEYRING" "$uri" "$suite"
+	done < <(deb_release_suites "$rel") >"$dir/sources.list.new"
+	printf '%s\n' "// module_async: Debian $rel beside the machine's apt" \
+		"Dir::Etc::sourcelist \"$dir/sources.list\";" \
+		"Dir::Etc::sourceparts \"$dir/sources.list.d\";" \
+		"Dir::Etc::preferences \"$dir/preferences\";" \
+		"Dir::Etc::preferencesparts \"$dir/preferences.d\";" \
+		"Dir::State::Lists \"$dir/lists\";" \
+		"Dir::Cache \"$dir/cache\";" >"$dir/apt.conf.new"
+	for conf in sources.list apt.conf; do
+		if cmp -s "$dir/$conf.new" "$dir/$conf"; then
+			rm "$dir/$conf.new"
+		else
+			mv "$dir/$conf.new" "$dir/$conf"
+			fresh=false
+		fi
+	done
+	export APT_CONFIG=$dir/apt.conf
+	if [ "$(apt-config dump --format '%v%n' Dir::State::Lists)" != "$dir/lists" ] ||
+	   [ "$(apt-config dump --format '%v%n' Dir::Etc::sourcelist)" != \
+	     "$dir/sources.list" ]; then
+		die "/etc/apt/apt.conf.d overrides the paths $APT_CONFIG sets"
+	fi
+
+	if $fresh && [ -f "$dir/updated" ] &&
+	   [ $(($(date +%s) - $(stat -c %Y "$dir/updated"))) -lt "$DEB_LISTS_MAX_AGE" ]; then
+		exec 8>&-
+		return 0
+	fi
+	rm -f "$dir/updated"
+	log "apt-get update for Debian $rel (lists in $dir/lists)"
+	# As root apt would warn that its sandbox user cannot write here.
+	[ "$(id -u)" -ne 0 ] || sandbox=(-o APT::Sandbox::User=root)
+	apt-get update -q "${sandbox[@]}" -o APT::Update::Error-Mode=any >&2 ||
+		die "apt-get update for Debian $rel failed (sources: $dir/sources.list)"
+	touch "$dir/updated"
+	exec 8>&-
+}
+
 # deb_field PACKAGE VERSION FIELD: a field of the package from apt's
 # (signed) indexes; empty when apt does not know that version.
 deb_field()
@@ -220,30 +344,35 @@ deb_fetch()
 	printf '%s\n' "$deb"
 }
 
-# kernel_abi DEBVERSION: the ABI name (e.g. 6.1.0-57) of Debian's amd64
-# kernel built at that version, from the linux-image-amd64 metapackage or,
-# when the metapackage is not at that version, from the image packages.
-kernel_abi()
+# deb_depends PACKAGE VERSION REGEX: the packages PACKAGE at VERSION depends
+# on (any alternative) whose names match REGEX, one a line.
+deb_depends()
 {
-	local ver=$1 dep pkg images
+	deb_field "$1" "$2" Depends | tr ',|' '\n' |
+		awk -v re="$3" '{ sub(/^ +/, ""); sub(/ .*/, "") } $0 ~ re'
+}
 
-	dep=$(deb_field linux-image-amd64 "$ver" Depends)
-	if [[ $dep =~ linux-image-([0-9]+\.[0-9]+\.[0-9]+-[0-9]+)-amd64 ]]; then
-		printf '%s\n' "${BASH_REMATCH[1]}"
-		return
+# deb_kernel_release DEBVERSION: the release (e.g. 6.1.0-57-amd64,
+# 7.2.13+deb14-amd64) of Debian's amd64 kernel built at that version, from
+# what the linux-image-amd64 metapackage depends on or, when the metapackage
+# is not at that version, from the image packages apt knows at it.
+deb_kernel_release()
+{
+	local ver=$1 images pkg
+
+	pkg=$(deb_depends linux-image-amd64 "$ver" '^linux-image-.*-amd64$' | head -n 1)
+	if [ -z "$pkg" ]; then
+		# 6.1.0-57-amd64, 6.12.118+deb12-amd64: no flavour, no metapackage
+		mapfile -t images < <(apt-cache pkgnames linux-image- 2>/dev/null | grep -E \
+			'^linux-image-[0-9]+\.[0-9]+\.[0-9]+(-[0-9]+)?(\+[a-z0-9]+)?-amd64$')
+		[ "${#images[@]}" -gt 0 ] || return 1
+		pkg=$(apt-cache madison "${images[@]}" 2>/dev/null |
+			awk -F' *[|] *' -v v="$ver" '$2 == v { print $1; exit }')
+		pkg=${pkg# }
 	fi
-	mapfile -t images < <(apt-cache pkgnames linux-image- 2>/dev/null |
-		grep -E '^linux-image-[0-9.]+-[0-9]+-amd64-unsigned$')
-	[ "${#images[@]}" -gt 0 ] || return 1
-	pkg=$(apt-cache madison "${images[@]}" 2>/dev/null |
-		awk -F' *[|] *' -v v="$ver" '$2 == v { print $1; exit }')
-	pkg=${pkg# }
-	if [ -n "$pkg" ]; then
-		pkg=${pkg#linux-image-}
-		printf '%s\n' "${pkg%-amd64-unsigned}"
-		return
-	fi
-	return 1
+	[ -n "$pkg" ] || return 1
+	pkg=${pkg#linux-image-}
+	printf '%s\n' "$pkg"
 }
 
 # stock_version [DEBVERSION]: the requested version, or the one

@@ -138,6 +138,7 @@ log "fetching the stock kernel (downloads on a cold cache)"
 entry=$("$TOOLS/fetch-kernel.sh" | tail -n 1)
 krel=$(cat "$entry/krel")
 kver=${entry##*/}
+stock=stock/$(basename "$(dirname "$entry")")	# stock/<release>
 moddir=$entry/lib/modules/$krel
 check_rc "fetch-kernel.sh again is a cache hit without apt-get" 0 \
 	no_download "$TOOLS/fetch-kernel.sh"
@@ -194,23 +195,23 @@ check "the hello module's vermagic is $krel" \
 # Corrupted entries, in a throw-away cache seeded with the .debs (they are
 # checked against apt's index, so no download is needed).
 cache=$tmp/cache
-mkdir -p "$cache/debs" "$cache/stock/$kver/kdir" "$cache/stock/$kver.tmp.leftover"
-cp -l "$(dirname "$(dirname "$entry")")"/debs/*_"$kver"_*.deb "$cache/debs/" 2>/dev/null ||
-	cp "$(dirname "$(dirname "$entry")")"/debs/*_"$kver"_*.deb "$cache/debs/"
-echo junk >"$cache/stock/$kver/.complete"
-touch "$cache/stock/$kver/stale"
+mkdir -p "$cache/debs" "$cache/$stock/$kver/kdir" "$cache/$stock/$kver.tmp.leftover"
+cp -l "${entry%/"$stock"/*}"/debs/*_"$kver"_*.deb "$cache/debs/" 2>/dev/null ||
+	cp "${entry%/"$stock"/*}"/debs/*_"$kver"_*.deb "$cache/debs/"
+echo junk >"$cache/$stock/$kver/.complete"
+touch "$cache/$stock/$kver/stale"
 check_rc "entry with a mismatched stamp is rebuilt from cached .debs" 0 \
 	env MODULE_ASYNC_CACHE="$cache" PATH="$tmp/stub:$PATH" "$TOOLS/fetch-kernel.sh"
-if [ -e "$cache/stock/$kver/stale" ] || [ -e "$cache/stock/$kver.tmp.leftover" ]; then
+if [ -e "$cache/$stock/$kver/stale" ] || [ -e "$cache/$stock/$kver.tmp.leftover" ]; then
 	not_ok "rebuilt entry is clean: no stale files, no leftover temporary directory"
 fi
-cmp -s "$entry/.complete" "$cache/stock/$kver/.complete" ||
+cmp -s "$entry/.complete" "$cache/$stock/$kver/.complete" ||
 	not_ok "rebuilt entry's stamp matches the real cache's"
-rm "$cache/stock/$kver/.complete"
+rm "$cache/$stock/$kver/.complete"
 # shellcheck disable=SC2016 # bash -c gets its values as $1...
 check "an entry without its stamp is not valid" \
 	bash -c '. "$1/lib.sh"; ! entry_valid "$2" "$(cat "$3")"' _ "$TOOLS" \
-		"$cache/stock/$kver" "$entry/.complete"
+		"$cache/$stock/$kver" "$entry/.complete"
 # shellcheck disable=SC2016 # bash -c gets its values as $1...
 check "an entry with its stamp is valid" \
 	bash -c '. "$1/lib.sh"; entry_valid "$2" "$(cat "$2/.complete")"' _ "$TOOLS" "$entry"

@@ -31,7 +31,7 @@ usage: $prog [options] [-- suite arguments]
 Runs the suite in a QEMU guest and prints its KTAP output.
 
   --kernel KERNEL      which kernel to boot:
-                         stock    Debian bookworm's stock kernel (the
+                         stock    Debian's stock kernel of --dist (the
                                   default without --patch)
                          vanilla  linux-source-6.1 built from tinyconfig+config
                                   (the default with --patch)
@@ -45,6 +45,10 @@ Runs the suite in a QEMU guest and prints its KTAP output.
                        the root the headers are in)
   --patch FILE         build from source with this candidate patch applied on
                        top (repeatable; --kernel vanilla or patched)
+  --dist RELEASE       for --kernel stock: the Debian release whose kernel
+                       to boot: bullseye, bookworm (the default, or \$DIST),
+                       bookworm-backports, trixie, sid; results go to
+                       build/vm/stock-RELEASE unless --out
   --kver VERSION       Debian package version of the kernel or source
                        (default: the version linux-image-amd64 points to)
   --allow-deadlock     run the cases that can wedge the kernel for good
@@ -82,6 +86,7 @@ usage_error()
 }
 
 kernel=
+dist=${DIST:-}
 kver=
 kdir=
 moddir=
@@ -93,6 +98,7 @@ suite_args=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) kernel=${2:?}; shift ;;
+	--dist) dist=${2:?}; shift ;;
 	--kver) kver=${2:?}; shift ;;
 	--kdir) kdir=${2:?}; shift ;;
 	--moddir) moddir=${2:?}; shift ;;
@@ -203,6 +209,8 @@ vanilla | patched) ;;
 	fi
 	;;
 esac
+[ -z "$dist" ] || [ "$kernel" = stock ] ||
+	usage_error "--dist goes with the stock kernel, not '$kernel'"
 if [ -f "$kernel" ] || [ -n "$kdir$moddir" ]; then
 	[ -f "$kernel" ] || usage_error "--kdir and --moddir go with --kernel FILE"
 	[ -n "$kdir" ] || usage_error "--kernel FILE needs --kdir"
@@ -223,8 +231,10 @@ fi
 name=$kernel
 case "$kernel" in
 stock)
-	entry=$("$top/tools/fetch-kernel.sh" ${kver:+--kver "$kver"} | tail -n 1) ||
-		die "could not fetch the stock kernel"
+	entry=$("$top/tools/fetch-kernel.sh" ${dist:+--dist "$dist"} ${kver:+--kver "$kver"} |
+		tail -n 1) || die "could not fetch the stock kernel"
+	[ -z "$dist" ] || name=stock-$dist
+	log "kdir: $(cat "$entry/kdir.how" 2>/dev/null || echo "$entry/kdir")"
 	;;
 vanilla | patched)
 	entry=$("$top/tools/build-kernel.sh" --variant "$kernel" ${kver:+--kver "$kver"} \
@@ -257,8 +267,12 @@ if [ "$via" = run_kselftest ]; then
 		--out "$out" --timeout "$timeout" -- "${suite_args[@]}"
 fi
 
-# The runner does not depend on the kernel: one build serves every VM.
-make -s -C "$top" ${kver:+KVER="$kver"} OUTPUT="$top/build" all >&2 ||
+# The runner does not depend on the kernel: one build serves every VM.  A
+# --kver of another release is no version of the default source its
+# kselftest.h comes from (KVER= also overrides one make passed down).
+runner_kver=$kver
+[ -z "$dist" ] || runner_kver=
+make -s -C "$top" KVER="$runner_kver" OUTPUT="$top/build" all >&2 ||
 	die "could not build the runner"
 
 # Kbuild writes its output next to the sources of an external module, so
