@@ -1,11 +1,23 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# Shared helpers for the host-side scripts in tools/: messages, the cache
-# location, atomic cache entries and the Debian package look-ups.
+# The preamble of every script in tools/: strict mode, messages, the exit
+# convention, the test reporter, the cache and its atomic entries, the
+# Debian package look-ups and kernel images.
 #
-# Source it after setting PROG and defining usage():
+# A script starts:
+#	set -euo pipefail
 #	PROG=${0##*/}
-#	. "$(dirname "$0")/lib.sh"
+#	. "$(dirname "$0")/../lib.sh"	(at the top of tools/: /lib.sh)
+# (with a shellcheck source= directive naming this file)
+# and defines usage() before it calls usage_error.  This sets TOOLS (this
+# directory) and TOP (the suite's directory, the one above).
+#
+# Exit statuses, the same in every script:
+#	0, 1, 4  the outcome: nothing failed, a check or a case failed, all
+#		 skipped (the suite's own statuses, and checks_summary's 0/1)
+#	2        bad usage (usage_error)
+#	3        the script could not do its job: a missing tool or package,
+#		 a download, a build or a VM that failed (die)
 #
 # Cache entries are directories built in a temporary directory beside their
 # final place and renamed into place when complete.  The last file written
@@ -15,7 +27,13 @@
 
 # shellcheck shell=bash
 
+set -euo pipefail
 : "${PROG:=${0##*/}}"
+TOOLS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(cd "$TOOLS/.." && pwd)
+# shellcheck disable=SC2034 # TOP is for the scripts that source this
+readonly TOOLS TOP
+readonly EXIT_USAGE=2 EXIT_INFRA=3
 
 # Command substitutions fail like the commands they run.
 shopt -s inherit_errexit
@@ -28,7 +46,7 @@ log()
 die()
 {
 	printf '%s: error: %s\n' "$PROG" "$*" >&2
-	exit 1
+	exit "$EXIT_INFRA"
 }
 
 # Bad usage: say why, show the usage on stderr, exit 2.
@@ -36,7 +54,7 @@ usage_error()
 {
 	printf '%s: %s\n' "$PROG" "$*" >&2
 	usage >&2
-	exit 2
+	exit "$EXIT_USAGE"
 }
 
 # need_arg OPTION COUNT: an option that takes a value has one.
@@ -45,9 +63,10 @@ need_arg()
 	[ "$2" -ge 2 ] || usage_error "option $1 needs a value"
 }
 
-# Test scripts: one "PASS what" or "FAIL what" line a check, counted in
-# $passed and $failed; checks_summary prints the closing "N passed, N failed"
-# line and fails when a check did.
+# The test reporter of every test script: one "PASS what" or "FAIL what"
+# line a check, counted in $passed and $failed; checks_summary prints the
+# closing "N passed, N failed" line (the one tools/check.sh counts) and
+# fails when a check did.
 pass()
 {
 	echo "PASS $*"

@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# /init of the module_async test VM (tools/mkinitramfs.sh puts it in the
-# initramfs, tools/vm-run.sh boots it).  /bin/sh there is dash, the other
+# /init of the module_async test VM (tools/vm/mkinitramfs.sh puts it in the
+# initramfs, tools/vm/vm-run.sh boots it).  /bin/sh there is dash, the other
 # tools are busybox's, but for the real kmod tools and util-linux dmesg.
 #
 # It runs the suite with the arguments given on the kernel command line
@@ -15,7 +15,7 @@
 # read from its result line for module_async.sh (see runner_rc).  Its
 # output is the kselftest runner's KTAP, the suite's nested in it with each
 # line prefixed with "# ".  The output is kept in $DOC and read by the KTAP
-# reader, /bin/ktap (tools/ktap/ktap, packed by tools/mkinitramfs.sh): the
+# reader, /bin/ktap (tools/ktap/ktap, packed by tools/vm/mkinitramfs.sh): the
 # same reader the host uses.
 #
 # It reports on two serial ports:

@@ -1,10 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Boot a kernel and a tools/mkinitramfs.sh initramfs in QEMU, watch the run
+# Boot a kernel and a tools/vm/mkinitramfs.sh initramfs in QEMU, watch the run
 # and collect the suite's results.
 #
-# The guest (tools/guest-init.sh) prints its console on ttyS0 and the suite's
+# The guest (tools/vm/guest-init.sh) prints its console on ttyS0 and the suite's
 # KTAP between MODULE_ASYNC_BEGIN and "MODULE_ASYNC_END rc=N" on ttyS1; both
 # go to files here.  The end marker, not QEMU's exit, says the results are
 # complete.  Markers are matched anywhere in a line (firmware escape codes can
@@ -49,9 +49,8 @@ set -euo pipefail
 
 PROG=${0##*/}
 # shellcheck source=tools/lib.sh
-. "$(dirname "$0")/lib.sh"
-KTAP=$(cd "$(dirname "$0")" && pwd)/ktap/ktap
-readonly KTAP
+. "$(dirname "$0")/../lib.sh"
+readonly KTAP=$TOOLS/ktap/ktap
 
 KVM_BOOT_BOUND_S=5	# a working KVM guest prints "Linux version" in < 1 s
 BEGIN_BOUND_S=120	# TCG reaches the suite in ~7 s; --timeout if shorter
@@ -68,7 +67,7 @@ Usage: $PROG --kernel ENTRY_OR_BZIMAGE --initrd FILE --out DIR [options] [-- sui
 Boot the module_async test VM in QEMU and print the suite's KTAP.
 
   --kernel K      kernel entry directory (its vmlinuz is booted) or a bzImage
-  --initrd FILE   initramfs from tools/mkinitramfs.sh
+  --initrd FILE   initramfs from tools/vm/mkinitramfs.sh
   --out DIR       writes DIR/results.ktap (the suite's KTAP, one document
                   for all boots), DIR/console.log (the serial console) and
                   DIR/serial1.log (raw results channel) of every boot, and
@@ -122,13 +121,6 @@ auto|pvh|bzimage) ;;
 *) usage_error "bad --boot '$boot' (auto, pvh or bzimage)" ;;
 esac
 
-# Infrastructure failures exit 3, not die's 1 (which is the suite's "fail").
-fail()
-{
-	printf '%s: error: %s\n' "$PROG" "$*" >&2
-	exit 3
-}
-
 need_cmd qemu-system-x86_64
 if [ -d "$kernel" ]; then
 	kernel=${kernel%/}
@@ -138,8 +130,8 @@ else
 	image=$kernel
 	elf=$kernel
 fi
-[ -f "$initrd" ] || fail "no initramfs at $initrd"
-[ -z "$cases_file" ] || [ -r "$cases_file" ] || fail "cannot read --cases $cases_file"
+[ -f "$initrd" ] || die "no initramfs at $initrd"
+[ -z "$cases_file" ] || [ -r "$cases_file" ] || die "cannot read --cases $cases_file"
 
 # pvh_image BZIMAGE: the path of its unpacked PVH-bootable ELF kernel in the
 # cache, or nothing if it has none (either verdict is made once, atomically).
@@ -172,10 +164,10 @@ elif [ "$boot" != bzimage ] && [ -f "$image" ]; then
 	if [ -n "$pvh" ]; then
 		image=$pvh
 	elif [ "$boot" = pvh ]; then
-		fail "$image has no PVH entry point"
+		die "$image has no PVH entry point"
 	fi
 fi
-[ -f "$image" ] || fail "no kernel image at $image"
+[ -f "$image" ] || die "no kernel image at $image"
 
 # kernel_cmdline ARGS...: the suite's arguments go on the kernel command
 # line (in $cmdline) after " --", which the kernel passes to /init.  It
@@ -289,7 +281,7 @@ if [ "$accel" = auto ]; then
 else
 	probing=0
 	if [ "$accel" = kvm ] && { [ ! -r /dev/kvm ] || [ ! -w /dev/kvm ]; }; then
-		fail "--accel kvm: /dev/kvm is not usable"
+		die "--accel kvm: /dev/kvm is not usable"
 	fi
 fi
 
@@ -763,7 +755,7 @@ if [ "$boots_done" = 1 ] && [ "$outcome" = end ] && [ "$saw_wedge" = 0 ] && [ -z
 	log "guest finished: rc=$guest_rc; $results, $console"
 	case $guest_rc in
 	0|1|4) exit "$guest_rc" ;;
-	126|127) fail "the suite could not run in the guest (rc=$guest_rc)" ;;
+	126|127) die "the suite could not run in the guest (rc=$guest_rc)" ;;
 	*) log "the suite exited with $guest_rc: reporting a failure"; exit 1 ;;
 	esac
 fi
@@ -772,7 +764,7 @@ if [ "$boots_done" = 1 ] && [ -n "$infra" ]; then
 	[ "$saw_begin" = 1 ] || show_what_arrived
 	mv "$boot_doc" "$results"
 	cat "$results"
-	fail "$infra"
+	die "$infra"
 fi
 
 docs=()
@@ -784,8 +776,8 @@ status=0
 [ "$boots_done" -gt 1 ] || rm -f "${docs[@]}"
 cat "$results"
 log "$boots_done boot(s); $results, $console"
-[ -z "$infra" ] || fail "$infra"
+[ -z "$infra" ] || die "$infra"
 case $status in
 0|1|4) exit "$status" ;;
-*) fail "could not merge the boots' documents (ktap merge exit $status)" ;;
+*) die "could not merge the boots' documents (ktap merge exit $status)" ;;
 esac
