@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The preamble of every script in tools/: strict mode, messages, the exit
-# convention, the test reporter, the cache and its atomic entries, the
-# Debian package look-ups and kernel images.
+# convention, the test reporter, the cache and its atomic entries and the
+# Debian package look-ups.
 #
 # A script starts:
 #	set -euo pipefail
@@ -278,44 +278,4 @@ stock_version()
 		fi
 	fi
 	printf '%s\n' "$ver"
-}
-
-# ---- kernel images --------------------------------------------------------
-
-# bzimage_vmlinux BZIMAGE OUT: unpack the ELF kernel inside an x86 bzImage
-# (its payload, found through the boot protocol header) into OUT.  Fails if
-# BZIMAGE is not a bzImage or the payload does not decompress to its
-# recorded size.
-bzimage_vmlinux()
-{
-	local img=$1 dst=$2 sects off len start magic size dec
-
-	[ "$(od -An -tx1 -j $((0x202)) -N4 "$img" | tr -d ' \n')" = 48647253 ] ||
-		return 1	# "HdrS"
-	sects=$(od -An -tu1 -j $((0x1f1)) -N1 "$img" | tr -d ' ')
-	[ "$sects" -ne 0 ] || sects=4
-	read -r off len < <(od -An -tu4 -j $((0x248)) -N8 "$img")
-	start=$(((sects + 1) * 512 + off))
-	magic=$(od -An -tx1 -j "$start" -N6 "$img" | tr -d ' \n')
-	case $magic in
-	fd377a585a00) dec=(xz -dc) ;;
-	1f8b*) dec=(gzip -dc) ;;
-	28b52ffd*) dec=(zstd -dc) ;;
-	*) return 1 ;;
-	esac
-	command -v "${dec[0]}" >/dev/null || return 1
-	# The last 4 bytes of the payload hold the uncompressed size (and make
-	# the decompressor complain about trailing garbage).
-	size=$(od -An -tu4 -j $((start + len - 4)) -N4 "$img" | tr -d ' ')
-	tail -c +$((start + 1)) "$img" | head -c "$len" | "${dec[@]}" >"$dst" 2>/dev/null || true
-	[ "$(stat -c %s "$dst")" = "$size" ] &&
-		[ "$(od -An -tx1 -N4 "$dst" | tr -d ' \n')" = 7f454c46 ]
-}
-
-# elf_has_pvh FILE: an ELF kernel with a PVH entry point (Xen note 0x12,
-# XEN_ELFNOTE_PHYS32_ENTRY), which QEMU can boot directly with -kernel.
-elf_has_pvh()
-{
-	[ "$(od -An -tx1 -N4 "$1" 2>/dev/null | tr -d ' \n')" = 7f454c46 ] &&
-		LC_ALL=C readelf -n "$1" 2>/dev/null | grep -Eq 'Xen .*(0x00000012|PHYS32_ENTRY)'
 }

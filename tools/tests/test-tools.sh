@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Host tests of the VM tooling: fetch-kernel.sh, fetch-source.sh,
-# mkinitramfs.sh, guest-init.sh and vm-run.sh (the KTAP reader they use has
-# its own tests, tools/ktap/test-ktap.sh).  They use the real cache for
+# mkinitramfs.sh, guest-init.sh, vm-run.sh and vm-boot.sh (the KTAP reader
+# they use has its own tests, tools/ktap/test-ktap.sh).  They use the real cache for
 # the stock kernel (fetching it if needed) and a throw-away cache for the
 # tests that corrupt entries; the suite booted in the VM is a stand-in
 # written here, so these tests do not depend on the runner or the test
@@ -111,7 +111,8 @@ no_download()
 # ---- usage ----------------------------------------------------------------
 section "usage"
 
-for tool in kernel/fetch-kernel kernel/fetch-source vm/mkinitramfs vm/vm-run tests/test-tools; do
+for tool in kernel/fetch-kernel kernel/fetch-source vm/mkinitramfs vm/vm-run vm/vm-boot \
+	    tests/test-tools; do
 	check_rc "$tool.sh --help exits 0" 0 "$TOOLS/$tool.sh" --help
 	grep -q '^Usage:' "$tmp/rc.out" || not_ok "$tool.sh --help prints usage on stdout"
 	check_rc "$tool.sh --bogus exits 2" 2 "$TOOLS/$tool.sh" --bogus
@@ -234,8 +235,9 @@ suite=$tmp/suite
 mkdir -p "$suite/modules"
 cp "$tmp/hello/ma_standin.ko" "$suite/modules/"
 echo "timeout=60" >"$suite/settings"
-# The stand-in runner knows only --list: vm-run.sh runs it on the host to
-# learn the planned order of a scenario's cases.
+# The stand-in runner knows only --list: run here, it gives vm-run.sh the
+# planned order of a scenario's cases (--cases), as vm.sh does with the
+# runner it built; the stand-in suite runs it in the guest.
 cat >"$suite/module_async" <<'EOF'
 #!/bin/sh
 # Stand-in runner: --list prints the cases of a scenario in run order.
@@ -359,7 +361,7 @@ for f in init bin/busybox bin/sh bin/kmod bin/dmesg bin/ktap lib64/ld-linux-x86-
 	[ -e "$root/$f" ] || [ -L "$root/$f" ] || missing+=" $f"
 done
 if [ -z "$missing" ]; then
-	ok "initramfs has busybox, kmod, dmesg, ktap, the suite and the kernel's modules"
+	pass "initramfs has busybox, kmod, dmesg, ktap, the suite and the kernel's modules"
 else
 	not_ok "initramfs has busybox, kmod, dmesg, ktap, the suite and the kernel's modules" \
 		"missing:$missing"
@@ -377,7 +379,7 @@ for bin in kmod dmesg dash; do
 	done
 done
 if [ -z "$missing" ]; then
-	ok "initramfs has the libraries of kmod, dmesg and dash"
+	pass "initramfs has the libraries of kmod, dmesg and dash"
 else
 	not_ok "initramfs has the libraries of kmod, dmesg and dash" "missing:$missing"
 fi
@@ -480,9 +482,10 @@ printf '%s\n' 'policy standin' 'status 1' 'ok_first ok' 'wedge_exit timeout' \
 	'ok_middle ok' 'wedge_hang timeout' >"$tmp/wedge.verdicts"
 watchdog=120
 start=$SECONDS
+"$suite/module_async" --list --scenario wedge >"$tmp/wedge.cases"
 check_rc "vm-run.sh resumes after wedges in fresh VMs: rc 1" 1 \
 	"$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out-wedge" \
-		--accel tcg --timeout "$watchdog" -- --scenario wedge
+		--accel tcg --timeout "$watchdog" --cases "$tmp/wedge.cases" -- --scenario wedge
 took=$((SECONDS - start))
 cmp -s "$tmp/rc.out" "$tmp/wedge.want" ||
 	not_ok "one KTAP document: every case once, in order, with the resume notes" \
@@ -500,7 +503,7 @@ check "each boot's KTAP is kept (boot-1.ktap, boot-2.ktap)" \
 	not_ok "guest-init ends the run when a leftover holds the suite's stdout" \
 		"$(grep -a MODULE_ASYNC "$tmp/out-wedge/serial1.log")"
 check "vm-run.sh logs the time to each verdict" \
-	grep -qE '^vm-run.sh: boot 2: [0-9.]+ s to verdict: not ok 2 wedge_hang' "$tmp/rc.err"
+	grep -qE '^vm-boot.sh: boot 2: [0-9.]+ s to verdict: not ok 2 wedge_hang' "$tmp/rc.err"
 log "wedge scenario: 2 boots in $took s"
 
 # Boot 1 panics in "panic"; boot 2 runs the rest and hangs in "hang" (no
@@ -508,9 +511,10 @@ log "wedge scenario: 2 boots in $took s"
 printf '%s\n' 'policy standin' 'status 1' 'ok_first ok' 'panic error' 'hang error' \
 	>"$tmp/die.verdicts"
 start=$SECONDS
+"$suite/module_async" --list --scenario die >"$tmp/die.cases"
 check_rc "vm-run.sh goes on after a guest dies: rc 1" 1 \
 	"$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out-die" \
-		--accel tcg --timeout 20 -- --scenario die
+		--accel tcg --timeout 20 --cases "$tmp/die.cases" -- --scenario die
 took=$((SECONDS - start))
 check "compare-verdicts.sh accepts the document of a run whose guests died" \
 	"$TOOLS/ktap/compare-verdicts.sh" --status 1 "$tmp/out-die/results.ktap" \

@@ -234,8 +234,11 @@ if [ "$via" = run_kselftest ]; then
 	ksft_timeout=$(sed -n 's/^timeout=\([0-9][0-9]*\)$/\1/p' "$install/module_async/settings")
 	ksft_timeout=${ksft_timeout:-45}	# runner.sh's default
 	[ "$timeout" -ge $((ksft_timeout + 120)) ] || timeout=$((ksft_timeout + 120))
+	# The cases, for naming the one a dead guest was running.
+	"$install/module_async/module_async" --list >"$out/cases" ||
+		die "could not list the cases"
 	exec "$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$out/initramfs.cpio.gz" \
-		--out "$out" --timeout "$timeout" -- "${suite_args[@]}"
+		--out "$out" --timeout "$timeout" --cases "$out/cases" -- "${suite_args[@]}"
 fi
 
 # The runner does not depend on the kernel: one build serves every VM.
@@ -257,5 +260,6 @@ cp "$out"/modules-build/*.ko "$stage/modules/"
 "$TOOLS/vm/mkinitramfs.sh" --kernel "$entry" --suite "$stage" \
 	--out "$out/initramfs.cpio.gz" >&2 || die "could not build the initramfs"
 
+"$TOP/build/module_async" --list >"$out/cases" || die "could not list the cases"
 exec "$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$out/initramfs.cpio.gz" \
-	--out "$out" --timeout "$timeout" -- "${suite_args[@]}"
+	--out "$out" --timeout "$timeout" --cases "$out/cases" -- "${suite_args[@]}"
