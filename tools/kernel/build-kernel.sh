@@ -149,7 +149,7 @@ fi
 
 patches=()
 if [ "$variant" = patched ]; then
-	for p in "$TOOLS"/patches/*.patch; do
+	for p in "$TOOLS"/kernel/patches/*.patch; do
 		[ -f "$p" ] && patches+=("$p")
 	done
 	[ "${#patches[@]}" -gt 0 ] ||

@@ -3,9 +3,9 @@
 #
 # Host tests of the VM tooling: fetch-kernel.sh, fetch-source.sh,
 # mkinitramfs.sh, guest-init.sh, vm-run.sh and vm-boot.sh (the KTAP reader
-# they use has its own tests, tools/ktap/test-ktap.sh).  They use the real cache for
-# the stock kernel (fetching it if needed) and a throw-away cache for the
-# tests that corrupt entries; the suite booted in the VM is a stand-in
+# they use has its own tests, tools/ktap/test-ktap.sh).  They use the real
+# cache for the stock kernel (fetching it if needed) and a throw-away cache
+# for the tests that corrupt entries; the suite booted in the VM is a stand-in
 # written here, so these tests do not depend on the runner or the test
 # modules.  Everything module-related runs in the VM under TCG.
 #
