@@ -80,10 +80,10 @@ endif
 CFLAGS += $(KHDR_INCLUDES)
 else
 # Standalone: kselftest.h comes from Debian's linux-source-6.1, fetched and
-# unpacked once into the cache by tools/fetch-source.sh (evaluated only
+# unpacked once into the cache by tools/kernel/fetch-source.sh (evaluated only
 # when a recipe needs it).
 OUTPUT ?= $(CURDIR)/build
-KSFT_DIR ?= $(shell tools/fetch-source.sh $(if $(KVER),--kver $(KVER)))/tools/testing/selftests
+KSFT_DIR ?= $(shell tools/kernel/fetch-source.sh $(if $(KVER),--kver $(KVER)))/tools/testing/selftests
 all: $(OUTPUT)/module_async
 
 clean:
@@ -108,7 +108,7 @@ endif
 
 # KERNEL: stock (the default; vanilla when PATCH= is given), vanilla,
 # patched or a bzImage, with KDIR= its build tree or headers and MODDIR=
-# its module tree (see tools/vm.sh --help).  DIST: the Debian release of
+# its module tree (see tools/vm/vm.sh --help).  DIST: the Debian release of
 # the stock kernel (bullseye, bookworm, bookworm-backports, trixie, sid;
 # default bookworm).
 KERNEL ?=
@@ -124,14 +124,14 @@ allow_deadlock := $(if $(filter 1 yes y,$(ALLOW_DEADLOCK)),--allow-deadlock)
 VIA ?=
 
 vm:
-	tools/vm.sh $(if $(KERNEL),--kernel $(KERNEL)) $(if $(DIST),--dist $(DIST)) \
+	tools/vm/vm.sh $(if $(KERNEL),--kernel $(KERNEL)) $(if $(DIST),--dist $(DIST)) \
 		$(if $(KVER),--kver $(KVER)) \
 		$(if $(KDIR),--kdir $(KDIR)) $(if $(MODDIR),--moddir $(MODDIR)) \
 		$(foreach p,$(PATCH),--patch $(p)) \
 		$(if $(VIA),--via $(VIA)) $(allow_deadlock) -- $(SUITE_ARGS)
 
 matrix:
-	tools/matrix.sh $(allow_deadlock)
+	tools/vm/matrix.sh $(allow_deadlock)
 
 check:
 	tools/check.sh

@@ -29,12 +29,14 @@
 # Each stage reports "N passed, N failed[, N skipped]" (or a kselftest
 # "# Totals:" line); the last line sums them up.
 
-set -uo pipefail
+# Every stage runs whatever the others did: a stage's failure is counted
+# from its log and its exit status (run_stage), never fatal here.
+set -euo pipefail
 
-readonly prog=${0##*/}
-top=$(cd "$(dirname "$0")/.." && pwd)
-readonly top
-readonly logdir=$top/build/check
+PROG=${0##*/}
+# shellcheck source=tools/lib.sh
+. "$(dirname "$0")/lib.sh"
+readonly logdir=$TOP/build/check
 
 readonly all_stages="shell build lib compare driver tools intree via checkpatch sparse matrix \
 ktap deadlock kernels fresh"
@@ -42,7 +44,7 @@ ktap deadlock kernels fresh"
 usage()
 {
 	cat <<EOF
-usage: $prog [--stage NAME]... [--help]
+usage: $PROG [--stage NAME]... [--help]
 
 Runs the project's own tests and ends with "N passed, N failed, N skipped".
 Stages: $all_stages
@@ -56,12 +58,12 @@ while [ $# -gt 0 ]; do
 	--stage)
 		case " $all_stages " in
 		*" ${2:-} "*) stages="$stages $2" ;;
-		*) usage >&2; exit 2 ;;
+		*) usage_error "unknown stage '${2:-}'" ;;
 		esac
 		shift
 		;;
 	-h | --help) usage; exit 0 ;;
-	*) usage >&2; exit 2 ;;
+	*) usage_error "unknown option '$1'" ;;
 	esac
 	shift
 done
@@ -79,7 +81,7 @@ count_log()
 	local log=$1 rc=$2 line p f s
 
 	line=$(grep -E '^([A-Za-z]+: )?[0-9]+ passed, [0-9]+ failed|^# Totals: pass:' "$log" |
-		tail -n 1)
+		tail -n 1) || line=''
 	if [[ "$line" =~ ([0-9]+)\ passed,\ ([0-9]+)\ failed(,\ ([0-9]+)\ skipped)? ]]; then
 		p=${BASH_REMATCH[1]} f=${BASH_REMATCH[2]} s=${BASH_REMATCH[4]:-0}
 	elif [[ "$line" =~ pass:([0-9]+)\ fail:([0-9]+).*skip:([0-9]+)\ error:([0-9]+) ]]; then
@@ -107,23 +109,25 @@ run_stage()
 
 	echo "== $name" >&2
 	start=$(date +%s)
-	"$@" > "$log" 2>&1
-	rc=$?
+	rc=0
+	"$@" > "$log" 2>&1 || rc=$?
 	count_log "$log" "$rc" "$name"
 	printf ' (%ds, exit %d)\n' $(($(date +%s) - start)) "$rc"
 	if [ "$rc" -ne 0 ]; then
-		grep -E '^(FAIL|not ok|# FAIL|.*error)' "$log" | head -n 20 | sed 's/^/    /'
+		grep -E '^(FAIL|not ok|# FAIL|.*error)' "$log" | head -n 20 | sed 's/^/    /' ||
+			true
 		echo "    full log: $log"
 	fi
 }
 
 stage_shell()
 {
-	local f shell passed=0 failed=0
+	local f shell
 
+	passed=0 failed=0
 	# Every script: by name, or by its "#!" line (tools/ktap/ktap).
-	for f in "$top/module_async.sh" "$top/.ci/run" \
-		 $(find "$top/tools" -type f \( -name '*.sh' -o -perm -u+x \) ! -name '*.py' |
+	for f in "$TOP/module_async.sh" "$TOP/.ci/run" \
+		 $(find "$TOP/tools" -type f \( -name '*.sh' -o -perm -u+x \) ! -name '*.py' |
 		   sort); do
 		[ -e "$f" ] || continue
 		# POSIX scripts say so; the rest (and sourced files) are bash.
@@ -132,35 +136,30 @@ stage_shell()
 		*) shell="bash" ;;
 		esac
 		if "$shell" -n "$f" && shellcheck -x "$f"; then
-			echo "PASS shellcheck ${f#"$top"/}"
-			passed=$((passed + 1))
+			pass "shellcheck ${f#"$TOP"/}"
 		else
-			echo "FAIL shellcheck ${f#"$top"/}"
-			failed=$((failed + 1))
+			fail "shellcheck ${f#"$TOP"/}"
 		fi
 	done
-	for f in $(find "$top/tools" -name '*.py' | sort); do
+	for f in $(find "$TOP/tools" -name '*.py' | sort); do
 		[ -e "$f" ] || continue
 		if python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read())' "$f"; then
-			echo "PASS python syntax ${f#"$top"/}"
-			passed=$((passed + 1))
+			pass "python syntax ${f#"$TOP"/}"
 		else
-			echo "FAIL python syntax ${f#"$top"/}"
-			failed=$((failed + 1))
+			fail "python syntax ${f#"$TOP"/}"
 		fi
 	done
-	echo "$passed passed, $failed failed"
-	[ "$failed" -eq 0 ]
+	checks_summary
 }
 
 stage_build()
 {
-	make -C "$top" OUTPUT="$top/build" -B "$top/build/module_async"
+	make -C "$TOP" OUTPUT="$TOP/build" -B "$TOP/build/module_async"
 }
 
 stage_lib()
 {
-	make -C "$top/lib" check OUTPUT="$top/build/lib" RUNNER="$top/build/module_async"
+	make -C "$TOP/lib" check OUTPUT="$TOP/build/lib" RUNNER="$TOP/build/module_async"
 }
 
 # The verdict comparator's tests and the KTAP reader's, counted together.
@@ -168,8 +167,8 @@ stage_compare()
 {
 	local t out p=0 f=0 rc=0
 
-	for t in test-compare.sh ktap/test-ktap.sh; do
-		out=$("$top/tools/$t") || rc=1
+	for t in tests/test-compare.sh ktap/test-ktap.sh; do
+		out=$("$TOOLS/$t") || rc=1
 		printf '%s\n' "$out"
 		if [[ $(tail -n 1 <<<"$out") =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
 			p=$((p + BASH_REMATCH[1])) f=$((f + BASH_REMATCH[2]))
@@ -181,62 +180,63 @@ stage_compare()
 
 stage_driver()
 {
-	"$top/tools/test-driver.sh" "$top/build/module_async"
+	"$TOOLS/tests/test-driver.sh" "$TOP/build/module_async"
 }
 
 stage_via()
 {
-	"$top/tools/test-via.sh"
+	"$TOOLS/tests/test-via.sh"
 }
 
 stage_deadlock()
 {
-	"$top/tools/test-deadlock.sh" --out "$top/build/check/deadlock"
+	"$TOOLS/tests/test-deadlock.sh" --out "$TOP/build/check/deadlock"
 }
 
 stage_kernels()
 {
-	"$top/tools/test-vm-kernels.sh"
+	"$TOOLS/tests/test-vm-kernels.sh"
 }
 
 stage_fresh()
 {
-	"$top/tools/test-fresh.sh"
+	"$TOOLS/tests/test-fresh.sh"
 }
 
 stage_tools()
 {
-	"$top/tools/test-tools.sh"
+	"$TOOLS/tests/test-tools.sh"
 }
 
 stage_intree()
 {
-	"$top/tools/test-intree.sh"
+	"$TOOLS/tests/test-intree.sh"
 }
 
 stage_checkpatch()
 {
-	"$top/tools/lint.sh" --check checkpatch
+	"$TOOLS/lint.sh" --check checkpatch
 }
 
 stage_sparse()
 {
-	"$top/tools/lint.sh" --check sparse
+	"$TOOLS/lint.sh" --check sparse
 }
 
 stage_matrix()
 {
-	"$top/tools/matrix.sh" --out "$top/build/check/matrix"
+	"$TOOLS/vm/matrix.sh" --out "$TOP/build/check/matrix"
 }
 
 stage_ktap()
 {
-	"$top/tools/lint.sh" --check ktap --matrix "$top/build/check/matrix" \
-		--runner "$top/build/module_async"
+	"$TOOLS/lint.sh" --check ktap --matrix "$TOP/build/check/matrix" \
+		--runner "$TOP/build/module_async"
 }
 
 mkdir -p "$logdir"
-"$top/tools/deps.sh" || exit 1
+# make check fails with 1 whatever failed, missing packages too.
+"$TOOLS/deps.sh" || exit 1
 start_all=$(date +%s)
 for stage in $stages; do
 	run_stage "$stage" "stage_${stage//-/_}"

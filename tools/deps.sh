@@ -5,11 +5,14 @@
 #
 # Installs only what is missing. As root it runs apt-get itself (one
 # `apt-get update`, then `apt-get install -y`); otherwise it prints the exact
-# command to run and fails.
+# command to run and fails (exit 3); --check only answers (exit 1 when a
+# package is missing).
 
 set -euo pipefail
 
-readonly prog=${0##*/}
+PROG=${0##*/}
+# shellcheck source=tools/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 # What each package is for:
 #   build-essential, bc, bison, flex, libelf-dev, libssl-dev, dwarves, cpio,
@@ -27,7 +30,7 @@ readonly packages=(
 usage()
 {
 	cat <<EOF
-usage: $prog [--check | --list] [--help]
+usage: $PROG [--check | --list] [--help]
 
 Installs the Debian packages module_async needs on the host, if missing:
   ${packages[*]}
@@ -44,7 +47,7 @@ while [ $# -gt 0 ]; do
 	--check) check_only=1 ;;
 	--list) printf '%s\n' "${packages[@]}"; exit 0 ;;
 	-h | --help) usage; exit 0 ;;
-	*) usage >&2; exit 2 ;;
+	*) usage_error "unknown option '$1'" ;;
 	esac
 	shift
 done
@@ -58,16 +61,15 @@ done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ $check_only -eq 1 ]; then
-	echo "$prog: missing: ${missing[*]}" >&2
+	log "missing: ${missing[*]}"
 	exit 1
 fi
-if [ "$(id -u)" -ne 0 ]; then
-	echo "$prog: missing packages; as root run:" >&2
-	echo "  apt-get update && apt-get install -y ${missing[*]}" >&2
-	exit 1
-fi
+[ "$(id -u)" -eq 0 ] ||
+	die "missing packages; as root run:"$'\n'"  apt-get update &&" \
+		"apt-get install -y ${missing[*]}"
 
-echo "$prog: installing ${missing[*]}" >&2
+log "installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -q >&2
-apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+apt-get update -q >&2 || die "apt-get update failed"
+apt-get install -y -q --no-install-recommends "${missing[@]}" >&2 ||
+	die "apt-get install ${missing[*]} failed"

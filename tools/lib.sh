@@ -1,11 +1,23 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# Shared helpers for the host-side scripts in tools/: messages, the cache
-# location, atomic cache entries and the Debian package look-ups.
+# The preamble of every script in tools/: strict mode, messages, the exit
+# convention, the test reporter, the cache and its atomic entries and the
+# Debian package look-ups.
 #
-# Source it after setting PROG and defining usage():
+# A script starts:
+#	set -euo pipefail
 #	PROG=${0##*/}
-#	. "$(dirname "$0")/lib.sh"
+#	. "$(dirname "$0")/../lib.sh"	(at the top of tools/: /lib.sh)
+# (with a shellcheck source= directive naming this file)
+# and defines usage() before it calls usage_error.  This sets TOOLS (this
+# directory) and TOP (the suite's directory, the one above).
+#
+# Exit statuses, the same in every script:
+#	0, 1, 4  the outcome: nothing failed, a check or a case failed, all
+#		 skipped (the suite's own statuses, and checks_summary's 0/1)
+#	2        bad usage (usage_error)
+#	3        the script could not do its job: a missing tool or package,
+#		 a download, a build or a VM that failed (die)
 #
 # Cache entries are directories built in a temporary directory beside their
 # final place and renamed into place when complete.  The last file written
@@ -15,7 +27,13 @@
 
 # shellcheck shell=bash
 
+set -euo pipefail
 : "${PROG:=${0##*/}}"
+TOOLS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(cd "$TOOLS/.." && pwd)
+# shellcheck disable=SC2034 # TOP is for the scripts that source this
+readonly TOOLS TOP
+readonly EXIT_USAGE=2 EXIT_INFRA=3
 
 # Command substitutions fail like the commands they run.
 shopt -s inherit_errexit
@@ -28,7 +46,7 @@ log()
 die()
 {
 	printf '%s: error: %s\n' "$PROG" "$*" >&2
-	exit 1
+	exit "$EXIT_INFRA"
 }
 
 # Bad usage: say why, show the usage on stderr, exit 2.
@@ -36,7 +54,7 @@ usage_error()
 {
 	printf '%s: %s\n' "$PROG" "$*" >&2
 	usage >&2
-	exit 2
+	exit "$EXIT_USAGE"
 }
 
 # need_arg OPTION COUNT: an option that takes a value has one.
@@ -45,9 +63,10 @@ need_arg()
 	[ "$2" -ge 2 ] || usage_error "option $1 needs a value"
 }
 
-# Test scripts: one "PASS what" or "FAIL what" line a check, counted in
-# $passed and $failed; checks_summary prints the closing "N passed, N failed"
-# line and fails when a check did.
+# The test reporter of every test script: one "PASS what" or "FAIL what"
+# line a check, counted in $passed and $failed; checks_summary prints the
+# closing "N passed, N failed" line (the one tools/check.sh counts) and
+# fails when a check did.
 pass()
 {
 	echo "PASS $*"
@@ -388,44 +407,4 @@ stock_version()
 		fi
 	fi
 	printf '%s\n' "$ver"
-}
-
-# ---- kernel images --------------------------------------------------------
-
-# bzimage_vmlinux BZIMAGE OUT: unpack the ELF kernel inside an x86 bzImage
-# (its payload, found through the boot protocol header) into OUT.  Fails if
-# BZIMAGE is not a bzImage or the payload does not decompress to its
-# recorded size.
-bzimage_vmlinux()
-{
-	local img=$1 dst=$2 sects off len start magic size dec
-
-	[ "$(od -An -tx1 -j $((0x202)) -N4 "$img" | tr -d ' \n')" = 48647253 ] ||
-		return 1	# "HdrS"
-	sects=$(od -An -tu1 -j $((0x1f1)) -N1 "$img" | tr -d ' ')
-	[ "$sects" -ne 0 ] || sects=4
-	read -r off len < <(od -An -tu4 -j $((0x248)) -N8 "$img")
-	start=$(((sects + 1) * 512 + off))
-	magic=$(od -An -tx1 -j "$start" -N6 "$img" | tr -d ' \n')
-	case $magic in
-	fd377a585a00) dec=(xz -dc) ;;
-	1f8b*) dec=(gzip -dc) ;;
-	28b52ffd*) dec=(zstd -dc) ;;
-	*) return 1 ;;
-	esac
-	command -v "${dec[0]}" >/dev/null || return 1
-	# The last 4 bytes of the payload hold the uncompressed size (and make
-	# the decompressor complain about trailing garbage).
-	size=$(od -An -tu4 -j $((start + len - 4)) -N4 "$img" | tr -d ' ')
-	tail -c +$((start + 1)) "$img" | head -c "$len" | "${dec[@]}" >"$dst" 2>/dev/null || true
-	[ "$(stat -c %s "$dst")" = "$size" ] &&
-		[ "$(od -An -tx1 -N4 "$dst" | tr -d ' \n')" = 7f454c46 ]
-}
-
-# elf_has_pvh FILE: an ELF kernel with a PVH entry point (Xen note 0x12,
-# XEN_ELFNOTE_PHYS32_ENTRY), which QEMU can boot directly with -kernel.
-elf_has_pvh()
-{
-	[ "$(od -An -tx1 -N4 "$1" 2>/dev/null | tr -d ' \n')" = 7f454c46 ] &&
-		LC_ALL=C readelf -n "$1" 2>/dev/null | grep -Eq 'Xen .*(0x00000012|PHYS32_ENTRY)'
 }

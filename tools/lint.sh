@@ -2,14 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # lint.sh - the kernel's own checks on the suite, each from the kernel
-# source tree (tools/fetch-source.sh) or against a kernel build:
+# source tree (tools/kernel/fetch-source.sh) or against a kernel build:
 #   checkpatch  scripts/checkpatch.pl --strict --no-tree -f on every C file,
 #               header and shell script git knows of; every ERROR, WARNING
 #               and CHECK fails, but for those tools/lint.exceptions
 #               justifies, one line each, "checkpatch FILE TYPE: why" (a
 #               justification that no longer matches anything fails too)
 #   sparse      the test modules built against Debian's stock headers
-#               (tools/fetch-kernel.sh) with C=2 W=1: any warning fails
+#               (tools/kernel/fetch-kernel.sh) with C=2 W=1: any warning fails
 #   ktap        the KTAP documents of the VM runs (build/check/matrix/*/
 #               results.ktap, written by the matrix stage) through the
 #               kernel's KTAP parser (tools/testing/kunit/kunit_parser.py):
@@ -17,13 +17,11 @@
 #               accounted for once
 # One PASS/FAIL line per check, then "N passed, N failed".
 
-set -uo pipefail
+set -euo pipefail
 
 PROG=${0##*/}
-TOOLS=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$TOOLS/.." && pwd)
 # shellcheck source=tools/lib.sh
-. "$TOOLS/lib.sh"
+. "$(dirname "$0")/lib.sh"
 
 usage()
 {
@@ -33,7 +31,7 @@ Usage: $PROG [--check NAME]... [--source DIR] [--matrix DIR] [--runner FILE]
 Runs the kernel's checks on the suite; ends with "N passed, N failed".
 
   --check NAME    checkpatch, sparse or ktap (repeatable; default: all three)
-  --source DIR    unpacked kernel source (default: tools/fetch-source.sh)
+  --source DIR    unpacked kernel source (default: tools/kernel/fetch-source.sh)
   --matrix DIR    where the VM runs' results are, DIR/<kernel>/results.ktap
                   (default: build/check/matrix)
   --runner FILE   the runner whose --list names the cases
@@ -42,7 +40,7 @@ Runs the kernel's checks on the suite; ends with "N passed, N failed".
 EOF
 }
 
-checks=() src='' matrix=$top/build/check/matrix runner=$top/build/module_async
+checks=() src='' matrix=$TOP/build/check/matrix runner=$TOP/build/module_async
 while [ $# -gt 0 ]; do
 	case $1 in
 	--check)
@@ -63,14 +61,12 @@ done
 [ ${#checks[@]} -gt 0 ] || checks=(checkpatch sparse ktap)
 
 if [ -z "$src" ]; then
-	src=$("$TOOLS/fetch-source.sh" | tail -n 1) || die "could not fetch the source"
+	src=$("$TOOLS/kernel/fetch-source.sh" | tail -n 1) || die "could not fetch the source"
 fi
 [ -x "$src/scripts/checkpatch.pl" ] || die "$src is not a kernel source tree"
-work=$top/build/lint
+work=$TOP/build/lint
 mkdir -p "$work"
 
-passed=0
-failed=0
 
 # ---- checkpatch -------------------------------------------------------------
 
@@ -80,12 +76,12 @@ lint_files()
 {
 	local f
 
-	(cd "$top" && git ls-files --cached --others --exclude-standard) | while IFS= read -r f; do
+	(cd "$TOP" && git ls-files --cached --others --exclude-standard) | while IFS= read -r f; do
 		case $f in
 		*.c | *.h | *.sh) echo "$f" ;;
 		*)
-			[ -f "$top/$f" ] &&
-				head -n 1 "$top/$f" | grep -qE '^#!(/usr)?/bin/(env )?(ba)?sh' &&
+			[ -f "$TOP/$f" ] &&
+				head -n 1 "$TOP/$f" | grep -qE '^#!(/usr)?/bin/(env )?(ba)?sh' &&
 				echo "$f"
 			;;
 		esac
@@ -108,8 +104,8 @@ check_checkpatch()
 	kept=$(justified)
 	: >"$seen"
 	while IFS= read -r f; do
-		out=$(cd "$top" && "$src/scripts/checkpatch.pl" --strict --no-tree --quiet \
-			--terse --show-types --no-summary -f "$f" 2>&1)
+		out=$(cd "$TOP" && "$src/scripts/checkpatch.pl" --strict --no-tree --quiet \
+			--terse --show-types --no-summary -f "$f" 2>&1) || true
 		local bad=0
 		while IFS= read -r finding; do
 			[ -n "$finding" ] || continue
@@ -148,12 +144,13 @@ check_sparse()
 	local entry kdir log=$work/sparse.log mods=$work/modules findings n sources
 
 	need_cmd sparse make
-	entry=$("$TOOLS/fetch-kernel.sh" | tail -n 1) || die "could not fetch the stock kernel"
+	entry=$("$TOOLS/kernel/fetch-kernel.sh" | tail -n 1) ||
+		die "could not fetch the stock kernel"
 	kdir=$(readlink -f "$entry/kdir")
 	# Kbuild writes beside an external module's sources: a copy of them.
 	rm -rf "$mods"
 	mkdir -p "$mods"
-	(cd "$top/modules" && git ls-files -z --cached --others --exclude-standard |
+	(cd "$TOP/modules" && git ls-files -z --cached --others --exclude-standard |
 		xargs -0 cp -t "$mods/")
 	sources=$(find "$mods" -maxdepth 1 -name '*.c' | wc -l)
 	if make -C "$kdir" KBUILD_EXTMOD="$mods" C=2 W=1 modules >"$log" 2>&1; then
@@ -162,13 +159,13 @@ check_sparse()
 		sed 's/^/# /' "$log"
 		fail "sparse: the test modules build against $kdir with C=2 W=1"
 	fi
-	n=$(grep -c '^  CHECK ' "$log")
+	n=$(grep -c '^  CHECK ' "$log") || true
 	if [ "$n" -eq "$sources" ]; then
 		pass "sparse: every module source checked ($n)"
 	else
 		fail "sparse: $n CHECK lines for $sources sources"
 	fi
-	findings=$(grep -E ': (warning|error):' "$log")
+	findings=$(grep -E ': (warning|error):' "$log") || true
 	if [ -z "$findings" ]; then
 		pass "sparse and the compiler (W=1): no warning"
 	else
@@ -192,7 +189,7 @@ check_ktap()
 		[ -f "$doc" ] || continue
 		found=1
 		k=$(basename "$(dirname "$doc")")
-		if "$TOOLS/ktap-check.py" --kunit "$src/tools/testing/kunit" --cases "$cases" \
+		if "$TOOLS/ktap/ktap-check.py" --kunit "$src/tools/testing/kunit" --cases "$cases" \
 			--name "$k" "$doc" >"$work/ktap-$k.log" 2>&1; then
 			pass "ktap: $k's results, read by the kernel's KTAP parser"
 		else

@@ -6,7 +6,7 @@
 # "SAFE/ALLOWED" (a safe run, a run with deadlocks allowed) or one verdict
 # for both.  It checks the table's shape (a "kernel" header row, one cell a
 # kernel in every row, known verdicts, a numeric status) and prints one
-# column of it in the form tools/compare-verdicts.sh reads.
+# column of it in the form tools/ktap/compare-verdicts.sh reads.
 
 set -euo pipefail
 
@@ -35,7 +35,7 @@ Exit status: 0; 1 a malformed table or an unknown kernel; 2 bad usage.
 EOF
 }
 
-table=$(dirname "$0")/verdicts mode=safe
+table=$TOOLS/expected/verdicts mode=safe
 while [ $# -gt 0 ]; do
 	case $1 in
 	--table) need_arg "$1" $#; table=$2; shift 2 ;;

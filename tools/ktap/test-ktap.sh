@@ -12,9 +12,8 @@
 set -euo pipefail
 
 PROG=${0##*/}
-TOOLS=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=tools/lib.sh
-. "$TOOLS/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 readonly KTAP=$TOOLS/ktap/ktap
 
 usage()
@@ -177,6 +176,9 @@ ok 4 w2 # SKIP kernel wedged by w1
 ok 5 c # SKIP kernel wedged by w1" results "$tmp/boot-1.ktap"
 	reads "plan" 0 6 plan "$doc"
 	reads "plan: none" 1 "" plan "$tmp/noplan.ktap"
+	reads "skip-all: the reason of a whole-document SKIP" 0 "must be run as root" \
+		skip-all <(printf '%s\n' 'TAP version 13' '1..0 # SKIP must be run as root')
+	reads "skip-all: none in a document with cases" 1 "" skip-all "$doc"
 	reads "policy" 0 always-sync policy "$doc"
 	reads "verdict CASE" 0 timeout verdict gamma "$doc"
 	reads "verdict of a case not in the document" 1 "" verdict zeta "$doc"

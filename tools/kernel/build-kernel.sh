@@ -3,15 +3,15 @@
 #
 # Build a small x86_64 kernel from Debian's linux-source package for the
 # suite's VM: the "vanilla" variant is the source as Debian ships it, the
-# "patched" variant adds tools/patches/*.patch (the 3.8 PF_USED_ASYNC flag).
+# "patched" variant adds tools/kernel/patches/*.patch (the 3.8 PF_USED_ASYNC flag).
 # Candidate patches (--patch) go on top, for a maintainer judging a fix.
 #
 # The configuration is tinyconfig + the suite's "config" + the boot fragment
-# tools/kconfig/boot.config; the build fails, naming the symbols, if any value
+# tools/kernel/kconfig/boot.config; the build fails, naming the symbols, if any value
 # asked for there did not survive "make olddefconfig".
 #
 # The entry, $CACHE/build/<debversion>-<variant>-<key>/, has the layout of
-# tools/fetch-kernel.sh's entries:
+# tools/kernel/fetch-kernel.sh's entries:
 #   vmlinuz              the kernel image (bzImage)
 #   krel                 the kernel release, e.g. 6.1.192
 #   lib/modules/<krel>/  the kernel's modules (make modules_install)
@@ -30,9 +30,8 @@
 set -euo pipefail
 
 PROG=${0##*/}
-TOOLS=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tools/lib.sh
-. "$TOOLS/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 # Bump when the way an entry is made changes, so old entries are rebuilt.
 RECIPE=1
@@ -44,19 +43,19 @@ Usage: $PROG --variant vanilla|patched [--patch FILE]... [--kver DEBVERSION]
        [--config FILE] [--source DIR] [--jobs N] [--verbose]
 
 Build a kernel from Debian's linux-source-6.1 (tinyconfig + the suite's config
-+ tools/kconfig/boot.config) out of tree, and print the path of the cache entry
++ tools/kernel/kconfig/boot.config) out of tree, and print the path of the cache entry
 (vmlinuz, krel, lib/modules/<krel>/, kdir) as the last line.
 
   --variant V        vanilla: the source as Debian ships it;
-                     patched: with tools/patches/*.patch applied (in order)
+                     patched: with tools/kernel/patches/*.patch applied (in order)
   --patch FILE       apply FILE (patch -p1, no fuzz) after the variant's own
                      patches; repeatable, applied in the order given
   --kver DEBVERSION  Debian version of linux-source-6.1 (e.g. 6.1.192-3);
-                     default: \$KVER, else what tools/fetch-source.sh picks
+                     default: \$KVER, else what tools/kernel/fetch-source.sh picks
   --config FILE      the suite's config fragment (default: the repository's
                      top-level config)
   --source DIR       use this unpacked source tree instead of running
-                     tools/fetch-source.sh (it is only read, never modified)
+                     tools/kernel/fetch-source.sh (it is only read, never modified)
   --jobs N           parallel make jobs (default: nproc)
   --verbose          show make's output (default: only on failure; the full
                      log is in the build tree's make.log)
@@ -106,7 +105,7 @@ else
 	jobs=$(nproc)
 fi
 : "${config:=$TOOLS/../config}"
-fragment=$TOOLS/kconfig/boot.config
+fragment=$TOOLS/kernel/kconfig/boot.config
 for f in "$config" "$fragment" ${extra_patches[@]+"${extra_patches[@]}"}; do
 	if [ ! -f "$f" ] || [ ! -r "$f" ]; then
 		usage_error "cannot read '$f'"
@@ -122,11 +121,11 @@ if [ -n "$source_dir" ]; then
 		die "$source_dir is not an unpacked kernel source tree"
 	fi
 else
-	[ -x "$TOOLS/fetch-source.sh" ] ||
-		die "no tools/fetch-source.sh yet: give the unpacked source with --source DIR"
-	source_dir=$("$TOOLS/fetch-source.sh" ${kver:+--kver "$kver"} | tail -n 1)
+	[ -x "$TOOLS/kernel/fetch-source.sh" ] ||
+		die "no $TOOLS/kernel/fetch-source.sh: give the source with --source DIR"
+	source_dir=$("$TOOLS/kernel/fetch-source.sh" ${kver:+--kver "$kver"} | tail -n 1)
 	[ -f "$source_dir/Makefile" ] ||
-		die "tools/fetch-source.sh gave '$source_dir', which is no kernel source tree"
+		die "fetch-source.sh gave '$source_dir', which is no kernel source tree"
 fi
 source_dir=$(cd "$source_dir" && pwd)
 if [ -z "$kver" ]; then
@@ -150,10 +149,11 @@ fi
 
 patches=()
 if [ "$variant" = patched ]; then
-	for p in "$TOOLS"/patches/*.patch; do
+	for p in "$TOOLS"/kernel/patches/*.patch; do
 		[ -f "$p" ] && patches+=("$p")
 	done
-	[ "${#patches[@]}" -gt 0 ] || die "no patches in $TOOLS/patches for the patched variant"
+	[ "${#patches[@]}" -gt 0 ] ||
+		die "no patches in $TOOLS/kernel/patches for the patched variant"
 fi
 patches+=(${extra_patches[@]+"${extra_patches[@]}"})
 
@@ -407,7 +407,10 @@ kconfig_where()
 		inside && $1 == "depends" { sub(/^[ \t]*/, ""); print "      " $0 }'
 }
 
-# Every value asked for must have survived olddefconfig.
+# Every value asked for must have survived olddefconfig.  merge_config.sh
+# has a check of its own, but (in 6.1) it only warns, exits 0, and checks
+# tinyconfig's lines too; this one fails, names each symbol lost with where
+# it is defined and what it depends on, and checks only the fragments.
 lost=
 for f in "$config" "$fragment"; do
 	while IFS= read -r line; do

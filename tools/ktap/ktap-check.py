@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 PROG = os.path.basename(sys.argv[0])
-KTAP = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'ktap', 'ktap')
+KTAP = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'ktap')
 
 
 def load_parser(kunit_dir):

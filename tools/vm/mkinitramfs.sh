@@ -6,7 +6,7 @@
 # kernel's own null_blk, kyber-iosched and bfq modules with their
 # dependencies, the suite in /opt/module_async/ (--suite) or a kselftest
 # install in /opt/kselftest/ (--kselftest), its test modules in
-# /lib/modules/<krel>/extra/, and tools/guest-init.sh as /init.
+# /lib/modules/<krel>/extra/, and tools/vm/guest-init.sh as /init.
 #
 # /etc/module_async.via tells /init which way to run the suite: "direct"
 # (/opt/module_async/module_async.sh) or "run_kselftest"
@@ -15,7 +15,7 @@
 # runner bounds the suite with "/usr/bin/timeout --foreground", which
 # busybox's timeout lacks.
 #
-# The kernel ENTRY is a directory laid out like a tools/fetch-kernel.sh entry
+# The kernel ENTRY is a directory laid out like a tools/kernel/fetch-kernel.sh entry
 # (any kernel build can provide one):
 #   vmlinuz                 the kernel image (not used here)
 #   krel                    the kernel release
@@ -27,9 +27,8 @@
 set -euo pipefail
 
 PROG=${0##*/}
-TOOLS=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tools/lib.sh
-. "$TOOLS/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 # The kernel modules the suite needs from the kernel (as modprobe names
 # them); each comes with what modules.dep says it depends on.
@@ -44,7 +43,7 @@ Usage: $PROG --kernel ENTRY (--suite DIR | --kselftest DIR) --out FILE
 Build a gzip'd newc cpio initramfs for the module_async test VM.
 
   --kernel ENTRY  kernel entry directory (vmlinuz, krel, lib/modules/<krel>/),
-                  e.g. the path tools/fetch-kernel.sh prints
+                  e.g. the path tools/kernel/fetch-kernel.sh prints
   --suite DIR     installed suite: module_async.sh, module_async, config,
                   settings, modules/*.ko (everything in DIR is copied to
                   /opt/module_async/)
@@ -151,7 +150,7 @@ for tool in "${KMOD_TOOLS[@]}"; do
 	ln -s /bin/kmod "$root/sbin/$tool"
 done
 copy_with_libs "$(command -v dmesg)" /bin/dmesg
-cp "$TOOLS/guest-init.sh" "$root/init"
+cp "$TOOLS/vm/guest-init.sh" "$root/init"
 cp "$TOOLS/ktap/ktap" "$root/bin/ktap"	# /init reads the suite's KTAP with it
 chmod 755 "$root/init"
 

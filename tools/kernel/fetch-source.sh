@@ -11,7 +11,7 @@ set -euo pipefail
 
 PROG=${0##*/}
 # shellcheck source=tools/lib.sh
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 usage()
 {
@@ -42,7 +42,7 @@ done
 [ -z "$kver" ] || check_debversion "$kver"
 
 # The first step of a standalone build: the host's packages come first.
-"$(dirname "$0")/deps.sh" || die "missing packages"
+"$TOOLS/deps.sh" || die "missing packages"
 need_cmd apt-cache apt-get dpkg-deb sha256sum flock tar xz
 
 kver=$(stock_version "$kver")

@@ -6,7 +6,7 @@
 # Fetches (or builds) the kernel, builds the runner and the test modules
 # against that kernel, packs them into an initramfs and boots it. The guest
 # runs module_async.sh directly or, with --via run_kselftest, the kselftest
-# install (tools/ksft-install.sh) by "run_kselftest.sh -c module_async",
+# install (tools/vm/ksft-install.sh) by "run_kselftest.sh -c module_async",
 # which honours settings and prints the kselftest runner's KTAP with the
 # suite's nested in it. The KTAP document goes to stdout and to
 # build/vm/<kernel>/results.ktap, the guest's console (the kernel log) to
@@ -19,14 +19,14 @@
 
 set -euo pipefail
 
-readonly prog=${0##*/}
-top=$(cd "$(dirname "$0")/.." && pwd)
-readonly top
+PROG=${0##*/}
+# shellcheck source=tools/lib.sh
+. "$(dirname "$0")/../lib.sh"
 
 usage()
 {
 	cat <<EOF
-usage: $prog [options] [-- suite arguments]
+usage: $PROG [options] [-- suite arguments]
 
 Runs the suite in a QEMU guest and prints its KTAP output.
 
@@ -35,7 +35,8 @@ Runs the suite in a QEMU guest and prints its KTAP output.
                                   default without --patch)
                          vanilla  linux-source-6.1 built from tinyconfig+config
                                   (the default with --patch)
-                         patched  the same with the 3.8 flag (tools/patches/)
+                         patched  the same with the 3.8 flag
+                                  (tools/kernel/patches/)
                          FILE     a bzImage of your own; needs --kdir
   --kdir DIR           for --kernel FILE: its configured build tree, or its
                        headers (e.g. /usr/src/linux-headers-<release>)
@@ -68,22 +69,6 @@ KSELFTEST_MODULE_ASYNC_SH_ARGS.
 EOF
 }
 
-die()
-{
-	echo "$prog: $*" >&2
-	exit 3
-}
-
-log()
-{
-	echo "$prog: $*" >&2
-}
-
-usage_error()
-{
-	echo "$prog: $*" >&2
-	exit 2
-}
 
 kernel=
 dist=${DIST:-}
@@ -97,34 +82,32 @@ out=
 suite_args=()
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--kernel) kernel=${2:?}; shift ;;
-	--dist) dist=${2:?}; shift ;;
-	--kver) kver=${2:?}; shift ;;
-	--kdir) kdir=${2:?}; shift ;;
-	--moddir) moddir=${2:?}; shift ;;
+	--kernel) need_arg "$1" $#; kernel=$2; shift ;;
+	--dist) need_arg "$1" $#; dist=$2; shift ;;
+	--kver) need_arg "$1" $#; kver=$2; shift ;;
+	--kdir) need_arg "$1" $#; kdir=$2; shift ;;
+	--moddir) need_arg "$1" $#; moddir=$2; shift ;;
 	--patch)
-		[ -r "${2:-}" ] || { echo "$prog: cannot read patch '${2:-}'" >&2; exit 2; }
+		[ -r "${2:-}" ] || usage_error "cannot read patch '${2:-}'"
 		patches+=(--patch "$(cd "$(dirname "$2")" && pwd)/${2##*/}")
 		shift
 		;;
 	--allow-deadlock) suite_args+=(--allow-deadlock) ;;
-	--timeout) timeout=${2:?}; shift ;;
-	--via) via=${2:?}; shift ;;
-	--out) out=${2:?}; shift ;;
+	--timeout) need_arg "$1" $#; timeout=$2; shift ;;
+	--via) need_arg "$1" $#; via=$2; shift ;;
+	--out) need_arg "$1" $#; out=$2; shift ;;
 	-h | --help) usage; exit 0 ;;
 	--) shift; suite_args+=("$@"); break ;;
-	*) usage >&2; exit 2 ;;
+	*) usage_error "unknown option '$1'" ;;
 	esac
 	shift
 done
 case "$timeout" in
-'' | *[!0-9]*) echo "$prog: --timeout wants whole seconds, not '$timeout'" >&2
-	usage >&2; exit 2 ;;
+'' | *[!0-9]*) usage_error "--timeout wants whole seconds, not '$timeout'" ;;
 esac
 case "$via" in
 direct | run_kselftest) ;;
-*) echo "$prog: --via wants direct or run_kselftest, not '$via'" >&2
-	usage >&2; exit 2 ;;
+*) usage_error "--via wants direct or run_kselftest, not '$via'" ;;
 esac
 
 # kernel_release KDIR: the release a build or headers tree is for, as the
@@ -203,9 +186,7 @@ vanilla | patched) ;;
 		usage_error "--patch applies to a kernel built from source (vanilla or patched)," \
 			"not to '$kernel'"
 	if [ "$kernel" != stock ] && [ ! -f "$kernel" ]; then
-		echo "$prog: unknown kernel '$kernel' (stock, vanilla, patched or a file)" >&2
-		usage >&2
-		exit 2
+		usage_error "unknown kernel '$kernel' (stock, vanilla, patched or a file)"
 	fi
 	;;
 esac
@@ -226,28 +207,28 @@ if [ -f "$kernel" ] || [ -n "$kdir$moddir" ]; then
 	fi
 fi
 
-"$top/tools/deps.sh" || die "missing packages"
+"$TOOLS/deps.sh" || die "missing packages"
 
 name=$kernel
 case "$kernel" in
 stock)
-	entry=$("$top/tools/fetch-kernel.sh" ${dist:+--dist "$dist"} ${kver:+--kver "$kver"} |
+	entry=$("$TOOLS/kernel/fetch-kernel.sh" ${dist:+--dist "$dist"} ${kver:+--kver "$kver"} |
 		tail -n 1) || die "could not fetch the stock kernel"
 	[ -z "$dist" ] || name=stock-$dist
 	log "kdir: $(cat "$entry/kdir.how" 2>/dev/null || echo "$entry/kdir")"
 	;;
 vanilla | patched)
-	entry=$("$top/tools/build-kernel.sh" --variant "$kernel" ${kver:+--kver "$kver"} \
+	entry=$("$TOOLS/kernel/build-kernel.sh" --variant "$kernel" ${kver:+--kver "$kver"} \
 		"${patches[@]}" | tail -n 1) || die "could not build the $kernel kernel"
 	[ ${#patches[@]} -eq 0 ] || name=$kernel+patches
 	;;
 *)
 	name=custom
-	entry=$(custom_entry "$top/build/vm/custom/kernel")
+	entry=$(custom_entry "$TOP/build/vm/custom/kernel")
 	;;
 esac
 
-out=${out:-$top/build/vm/$name}
+out=${out:-$TOP/build/vm/$name}
 stage=$out/suite
 krel=$(cat "$entry/krel")
 log "kernel $name: $krel ($entry)"
@@ -256,15 +237,18 @@ mkdir -p "$out"
 if [ "$via" = run_kselftest ]; then
 	# The install the kselftest way, from a kernel tree holding the suite;
 	# the runner's bound is settings' timeout, and a boot must outlast it.
-	install=$("$top/tools/ksft-install.sh" --install "$out/kselftest" \
+	install=$("$TOOLS/vm/ksft-install.sh" --install "$out/kselftest" \
 		--kdir "$entry/kdir" | tail -n 1) || die "could not make the kselftest install"
-	"$top/tools/mkinitramfs.sh" --kernel "$entry" --kselftest "$install" \
+	"$TOOLS/vm/mkinitramfs.sh" --kernel "$entry" --kselftest "$install" \
 		--out "$out/initramfs.cpio.gz" >&2 || die "could not build the initramfs"
 	ksft_timeout=$(sed -n 's/^timeout=\([0-9][0-9]*\)$/\1/p' "$install/module_async/settings")
 	ksft_timeout=${ksft_timeout:-45}	# runner.sh's default
 	[ "$timeout" -ge $((ksft_timeout + 120)) ] || timeout=$((ksft_timeout + 120))
-	exec "$top/tools/vm-run.sh" --kernel "$entry" --initrd "$out/initramfs.cpio.gz" \
-		--out "$out" --timeout "$timeout" -- "${suite_args[@]}"
+	# The cases, for naming the one a dead guest was running.
+	"$install/module_async/module_async" --list >"$out/cases" ||
+		die "could not list the cases"
+	exec "$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$out/initramfs.cpio.gz" \
+		--out "$out" --timeout "$timeout" --cases "$out/cases" -- "${suite_args[@]}"
 fi
 
 # The runner does not depend on the kernel: one build serves every VM.  A
@@ -272,23 +256,24 @@ fi
 # kselftest.h comes from (KVER= also overrides one make passed down).
 runner_kver=$kver
 [ -z "$dist" ] || runner_kver=
-make -s -C "$top" KVER="$runner_kver" OUTPUT="$top/build" all >&2 ||
+make -s -C "$TOP" KVER="$runner_kver" OUTPUT="$TOP/build" all >&2 ||
 	die "could not build the runner"
 
 # Kbuild writes its output next to the sources of an external module, so
 # each kernel gets its own copy of modules/.
-rsync -a --delete --exclude '*.ko' --exclude '*.o' "$top/modules/" "$out/modules-build/"
+rsync -a --delete --exclude '*.ko' --exclude '*.o' "$TOP/modules/" "$out/modules-build/"
 make -s -C "$out/modules-build" KDIR="$entry/kdir" >&2 ||
 	die "could not build the test modules against $entry/kdir"
 
 rm -rf "$stage"
 mkdir -p "$stage/modules"
-cp "$top/module_async.sh" "$top/build/module_async" "$top/config" "$stage/"
-[ -e "$top/settings" ] && cp "$top/settings" "$stage/"
+cp "$TOP/module_async.sh" "$TOP/build/module_async" "$TOP/config" "$stage/"
+[ -e "$TOP/settings" ] && cp "$TOP/settings" "$stage/"
 cp "$out"/modules-build/*.ko "$stage/modules/"
 
-"$top/tools/mkinitramfs.sh" --kernel "$entry" --suite "$stage" \
+"$TOOLS/vm/mkinitramfs.sh" --kernel "$entry" --suite "$stage" \
 	--out "$out/initramfs.cpio.gz" >&2 || die "could not build the initramfs"
 
-exec "$top/tools/vm-run.sh" --kernel "$entry" --initrd "$out/initramfs.cpio.gz" \
-	--out "$out" --timeout "$timeout" -- "${suite_args[@]}"
+"$TOP/build/module_async" --list >"$out/cases" || die "could not list the cases"
+exec "$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$out/initramfs.cpio.gz" \
+	--out "$out" --timeout "$timeout" --cases "$out/cases" -- "${suite_args[@]}"

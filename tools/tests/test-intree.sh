@@ -4,7 +4,7 @@
 # test-intree.sh - the suite as a kselftest target of a real kernel tree.
 #
 # Puts this directory into a copy of Debian's linux-source tree as
-# tools/testing/selftests/module_async (tools/ksft-install.sh: hard links
+# tools/testing/selftests/module_async (tools/vm/ksft-install.sh: hard links
 # to the cache, never written) and checks the kselftest ways in:
 #   make -C tools/testing/selftests TARGETS=module_async [KDIR=...]
 #   ... run_tests, ... install INSTALL_PATH=..., run_kselftest.sh -c
@@ -12,21 +12,21 @@
 #   make O=DIR kselftest TARGETS=module_async KDIR=... (top level)
 #   a lib.mk that builds TEST_GEN_MODS_DIR itself, as newer kernels' do
 # The test modules are built against Debian's stock headers
-# (tools/fetch-kernel.sh). The host cannot load them, so every run here
+# (tools/kernel/fetch-kernel.sh). The host cannot load them, so every run here
 # must be a whole-suite SKIP with a sane reason in well-formed KTAP, parsed
 # by the tree's own KTAP parser; the suite's cases run in the VM.
 #
 # One PASS/FAIL line per check, then "N passed, N failed".
 
-set -uo pipefail
+set -euo pipefail
 
 PROG=${0##*/}
-TOOLS=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$TOOLS/.." && pwd)
 # shellcheck source=tools/lib.sh
-. "$TOOLS/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 readonly TEST_MODULES="ma_async_init ma_elv ma_gate ma_nested ma_plain ma_request ma_worker_async"
+readonly HEADER='selftests: module_async: module_async.sh'
+readonly KTAP=$TOOLS/ktap/ktap
 
 usage()
 {
@@ -36,9 +36,9 @@ Usage: $PROG [--source DIR] [--kernel ENTRY] [--out DIR] [--no-toplevel]
 Checks the suite as a kselftest target in a copy of a kernel tree and ends
 with "N passed, N failed".
 
-  --source DIR     unpacked kernel source (default: tools/fetch-source.sh)
+  --source DIR     unpacked kernel source (default: tools/kernel/fetch-source.sh)
   --kernel ENTRY   kernel entry whose kdir the test modules are built
-                   against (default: tools/fetch-kernel.sh)
+                   against (default: tools/kernel/fetch-kernel.sh)
   --out DIR        scratch directory (default: build/intree)
   --no-toplevel    skip the top-level "make O=... kselftest" check (it
                    configures a tinyconfig tree and installs its headers)
@@ -46,7 +46,7 @@ with "N passed, N failed".
 EOF
 }
 
-src='' entry='' out=$top/build/intree toplevel=1
+src='' entry='' out=$TOP/build/intree toplevel=1
 while [ $# -gt 0 ]; do
 	case $1 in
 	--source) need_arg "$1" $#; src=$2; shift 2 ;;
@@ -60,11 +60,12 @@ done
 
 need_cmd make gcc rsync python3 cp
 if [ -z "$src" ]; then
-	src=$("$TOOLS/fetch-source.sh" | tail -n 1) || die "could not fetch the source"
+	src=$("$TOOLS/kernel/fetch-source.sh" | tail -n 1) || die "could not fetch the source"
 fi
 [ -f "$src/tools/testing/selftests/lib.mk" ] || die "$src is not a kernel source tree"
 if [ -z "$entry" ]; then
-	entry=$("$TOOLS/fetch-kernel.sh" | tail -n 1) || die "could not fetch the stock kernel"
+	entry=$("$TOOLS/kernel/fetch-kernel.sh" | tail -n 1) ||
+		die "could not fetch the stock kernel"
 fi
 kdir=$(readlink -f "$entry/kdir")
 krel=$(cat "$entry/krel")
@@ -73,19 +74,16 @@ kunit=$src/tools/testing/kunit
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-passed=0
-failed=0
+# check WHAT CMD...: CMD succeeds.
 check()
 {
 	local what=$1
 
 	shift
 	if "$@"; then
-		echo "PASS $what"
-		passed=$((passed + 1))
+		pass "$what"
 	else
-		echo "FAIL $what"
-		failed=$((failed + 1))
+		fail "$what"
 	fi
 }
 
@@ -98,16 +96,16 @@ run()
 
 	shift
 	echo "\$ $*" >"$log"
-	"$@" 2>&1 | cat >>"$log"
-	rc=${PIPESTATUS[0]}
+	rc=0
+	"$@" 2>&1 | cat >>"$log" || rc=$?
 	sed 's/^/    /' "$log"
 	return "$rc"
 }
 
 # ---- the tree --------------------------------------------------------------
 
-# The tree, with this directory in it afresh: tools/ksft-install.sh.
-tree=$("$TOOLS/ksft-install.sh" --source "$src" --tree "$out/linux" | tail -n 1) ||
+# The tree, with this directory in it afresh: tools/vm/ksft-install.sh.
+tree=$("$TOOLS/vm/ksft-install.sh" --source "$src" --tree "$out/linux" | tail -n 1) ||
 	die "could not put the suite into a copy of $src"
 selftests=$tree/tools/testing/selftests
 suite=$selftests/module_async
@@ -116,7 +114,7 @@ copy_suite()
 {
 	rm -rf "$1"
 	mkdir -p "$1"
-	(cd "$top" && git ls-files -z --cached --others --exclude-standard |
+	(cd "$TOP" && git ls-files -z --cached --others --exclude-standard |
 		rsync -a --from0 --files-from=- ./ "$1/") || die "cannot copy the suite"
 }
 
@@ -141,41 +139,36 @@ skip_reason=$(expected_skip)
 [ -n "$skip_reason" ] ||
 	die "this host runs $krel: it could load the test modules; run the suite in the VM"
 
-# runner_document_ok LOG: the kselftest runner's document for our one test:
-# TAP header, plan 1..1, "# selftests: module_async: module_async.sh", the
-# suite's own KTAP prefixed with "# ", "ok 1 ... # SKIP".
+# runner_document_ok LOG: the kselftest runner's document (in LOG, among
+# make's lines) for our one test: well formed, one result, skipped.
 runner_document_ok()
 {
-	local log=$1 doc
+	local log=$1
 
-	doc=$(sed -n '/^TAP version 13$/,$p' "$log" | grep -E '^(TAP version|1\.\.|#|ok |not ok )')
-	[ "$(printf '%s\n' "$doc" | head -n 3)" = "$(printf '%s\n' 'TAP version 13' '1..1' \
-		'# selftests: module_async: module_async.sh')" ] &&
-		printf '%s\n' "$doc" |
-		grep -qx 'ok 1 selftests: module_async: module_async.sh # SKIP'
+	"$KTAP" check "$log" >/dev/null &&
+		[ "$("$KTAP" verdicts "$log")" = "1 $HEADER skip" ]
 }
 
 # The suite's document inside the runner's: exactly a whole-suite SKIP with
 # the expected reason.
 nested_skip_ok()
 {
-	local log=$1 inner
+	local log=$1
 
-	inner=$(sed -n '/^# selftests: module_async: module_async.sh$/,/^ok 1 /p' "$log" |
-		sed '1d;$d' | sed 's/^# //')
-	[ "$inner" = "$(printf '%s\n' 'TAP version 13' "1..0 # SKIP $skip_reason")" ]
+	"$KTAP" --nested "$HEADER" check "$log" >/dev/null &&
+		[ "$("$KTAP" --nested "$HEADER" skip-all "$log")" = "$skip_reason" ] &&
+		[ -z "$("$KTAP" --nested "$HEADER" body "$log")" ]
 }
 
 # The runner's document through the kernel's KTAP parser: one test,
 # skipped, no error.
 kunit_parses()
 {
-	local log=$1 ktap=$1.ktap
+	local log=$1 ktap=$1.ktap rc=0
 
 	sed -n '/^TAP version 13$/,$p' "$log" >"$ktap"
-	"$TOOLS/ktap-check.py" --kunit "$kunit" --name "${log##*/}" \
-		--expect-status skip "$ktap" >"$ktap.check" 2>&1
-	local rc=$?
+	"$TOOLS/ktap/ktap-check.py" --kunit "$kunit" --name "${log##*/}" \
+		--expect-status skip "$ktap" >"$ktap.check" 2>&1 || rc=$?
 	sed 's/^/    /' "$ktap.check"
 	return $rc
 }
@@ -277,7 +270,7 @@ check "O= install: make succeeds" \
 	run "$logs/install-o" ksft_make KDIR="$kdir" O="$o" install INSTALL_PATH="$o/install"
 check "O= install: the runner installed" executable "$o/install/module_async/module_async"
 check "O= install: the modules installed" modules_built_in "$o/install/module_async/modules"
-ksft_make KDIR="$kdir" clean >/dev/null 2>&1
+ksft_make KDIR="$kdir" clean >/dev/null 2>&1 || true
 
 # ---- a lib.mk that builds TEST_GEN_MODS_DIR itself ----------------------------
 # Newer lib.mks build TEST_GEN_MODS_DIR in place ("make -C <dir>") as part of
@@ -331,8 +324,7 @@ if [ "$toplevel" -eq 1 ]; then
 		runner_document_ok "$logs/kselftest"
 	check "top level: the suite's own KTAP nested in it: SKIP '$skip_reason'" \
 		nested_skip_ok "$logs/kselftest"
-	make -C "$suite" KDIR="$kdir" clean >/dev/null 2>&1
+	make -C "$suite" KDIR="$kdir" clean >/dev/null 2>&1 || true
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+checks_summary

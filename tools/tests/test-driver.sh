@@ -10,52 +10,58 @@
 #
 # usage: test-driver.sh RUNNER    (the built module_async binary)
 
-set -uo pipefail
+set -euo pipefail
 
-readonly prog=${0##*/}
-top=$(cd "$(dirname "$0")/.." && pwd)
-readonly top
+PROG=${0##*/}
+# shellcheck source=tools/lib.sh
+. "$(dirname "$0")/../lib.sh"
 
+usage()
+{
+	echo "usage: $PROG RUNNER"
+}
 case "${1:-}" in
--h | --help) echo "usage: $prog RUNNER"; exit 0 ;;
-'') echo "usage: $prog RUNNER" >&2; exit 2 ;;
+-h | --help) usage; exit 0 ;;
+'') usage_error "no runner given" ;;
 esac
-[ -x "$1" ] || { echo "$prog: no runner at $1" >&2; exit 2; }
+[ -x "$1" ] || usage_error "no runner at $1"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # The driver runs the runner beside it, as in an install.
-cp "$top/module_async.sh" "$1" "$tmp/"
+cp "$TOP/module_async.sh" "$1" "$tmp/"
 mkdir "$tmp/empty"
 driver=$tmp/module_async.sh
+readonly KTAP=$TOOLS/ktap/ktap
 
-passed=0
-failed=0
+# check WHAT CMD...: CMD succeeds; the last run's output shown if not.
 check()
 {
 	if "${@:2}"; then
-		echo "PASS $1"
-		passed=$((passed + 1))
+		pass "$1"
 	else
-		echo "FAIL $1"
+		fail "$1"
 		sed 's/^/    /' "$tmp/out" "$tmp/err"
-		failed=$((failed + 1))
 	fi
 }
 
 run()
 {
-	"$driver" "$@" > "$tmp/out" 2> "$tmp/err" < /dev/null
-	status=$?
+	status=0
+	"$driver" "$@" > "$tmp/out" 2> "$tmp/err" < /dev/null || status=$?
 }
 
-# A whole-suite SKIP: a version line, "1..0 # SKIP <reason>", exit 4.
+# A whole-suite SKIP: a version line, "1..0 # SKIP <reason>" and nothing
+# else, exit 4.
 is_skip_document()
 {
+	local reason
+
 	[ "$status" -eq 4 ] &&
-		[ "$(sed -n 1p "$tmp/out")" = "TAP version 13" ] &&
-		grep -qE '^1\.\.0 # SKIP [a-z].{10,}' "$tmp/out" &&
-		[ "$(grep -c . "$tmp/out")" -eq 2 ]
+		"$KTAP" check "$tmp/out" >/dev/null &&
+		reason=$("$KTAP" skip-all "$tmp/out") &&
+		[[ $reason =~ ^[a-z].{10,} ]] &&
+		[ -z "$("$KTAP" body "$tmp/out")" ]
 }
 
 usage_on_stderr_only()
@@ -76,7 +82,7 @@ eleven_distinct_cases()
 
 skip_names_runner()
 {
-	is_skip_document && grep -q "runner not built" "$tmp/out"
+	is_skip_document && [[ $("$KTAP" skip-all "$tmp/out") == "runner not built"* ]]
 }
 
 run --bogus-option
@@ -105,5 +111,4 @@ rm "$tmp/module_async"
 run --modules-dir "$tmp/empty"
 check "runner not built: SKIP naming it" skip_names_runner
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+checks_summary

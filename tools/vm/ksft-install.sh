@@ -4,7 +4,7 @@
 # ksft-install.sh - the suite as a maintainer would have it in a kernel
 # tree, and its kselftest install.
 #
-# The tree is a copy of Debian's linux-source tree (tools/fetch-source.sh)
+# The tree is a copy of Debian's linux-source tree (tools/kernel/fetch-source.sh)
 # made of hard links, so the shared cache is never written (builds write
 # new files only), kept as an entry with a stamp like those of the cache
 # (tools/lib.sh); each run puts this directory in afresh as
@@ -20,10 +20,8 @@
 set -euo pipefail
 
 PROG=${0##*/}
-TOOLS=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$TOOLS/.." && pwd)
 # shellcheck source=tools/lib.sh
-. "$TOOLS/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 usage()
 {
@@ -33,7 +31,7 @@ Usage: $PROG [--source DIR] [--tree DIR] [--install DIR --kdir KDIR]
 Puts the suite into a copy of a kernel tree and, with --install, installs
 it the kselftest way. Prints the tree (or the install) as its last line.
 
-  --source DIR    unpacked kernel source (default: tools/fetch-source.sh)
+  --source DIR    unpacked kernel source (default: tools/kernel/fetch-source.sh)
   --tree DIR      where the copy goes (default: build/intree/linux)
   --install DIR   install to DIR (emptied first)
   --kdir KDIR     kernel build tree for the test modules (with --install)
@@ -41,7 +39,7 @@ it the kselftest way. Prints the tree (or the install) as its last line.
 EOF
 }
 
-src='' tree=$top/build/intree/linux install='' kdir=''
+src='' tree=$TOP/build/intree/linux install='' kdir=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--source) need_arg "$1" $#; src=$2; shift 2 ;;
@@ -58,7 +56,7 @@ fi
 need_cmd cp rsync git make
 
 if [ -z "$src" ]; then
-	src=$("$TOOLS/fetch-source.sh" | tail -n 1) || die "could not fetch the source"
+	src=$("$TOOLS/kernel/fetch-source.sh" | tail -n 1) || die "could not fetch the source"
 fi
 [ -f "$src/tools/testing/selftests/lib.mk" ] || die "$src is not a kernel source tree"
 src=$(cd "$src" && pwd)
@@ -78,7 +76,7 @@ fi
 suite=$tree/tools/testing/selftests/module_async
 rm -rf "$suite"
 mkdir -p "$suite"
-(cd "$top" && git ls-files -z --cached --others --exclude-standard |
+(cd "$TOP" && git ls-files -z --cached --others --exclude-standard |
 	rsync -a --from0 --files-from=- ./ "$suite/") || die "cannot copy the suite"
 
 if [ -z "$install" ]; then

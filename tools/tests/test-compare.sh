@@ -10,23 +10,21 @@
 
 set -euo pipefail
 
-readonly prog=${0##*/}
-PROG=$prog
+PROG=${0##*/}
 # shellcheck source=tools/lib.sh
-. "$(dirname "$0")/lib.sh"
-compare=$(cd "$(dirname "$0")" && pwd)/compare-verdicts.sh
-readonly compare
-expected=$(cd "$(dirname "$0")" && pwd)/expected/expected.sh
-readonly expected
+. "$(dirname "$0")/../lib.sh"
+readonly compare=$TOOLS/ktap/compare-verdicts.sh
+readonly expected=$TOOLS/expected/expected.sh
 
-case "${1:-}" in
--h | --help)
-	echo "usage: $prog"
+usage()
+{
+	echo "usage: $PROG"
 	echo "Host tests of compare-verdicts.sh and tools/expected/expected.sh."
-	exit 0
-	;;
+}
+case "${1:-}" in
+-h | --help) usage; exit 0 ;;
 '') ;;
-*) echo "usage: $prog" >&2; exit 2 ;;
+*) usage_error "unknown argument '$1'" ;;
 esac
 
 tmp=$(mktemp -d)
@@ -49,9 +47,6 @@ ok 2 beta # SKIP policy always-sync
 # stack: foo
 not ok 3 gamma # TIMEOUT 10s
 # Totals: pass:1 fail:1 xfail:0 xpass:0 skip:1 error:0'
-
-passed=0
-failed=0
 
 # expect <accept|reject> <what> <exit status> <document>
 expect()

@@ -49,7 +49,7 @@ set -euo pipefail
 
 PROG=${0##*/}
 # shellcheck source=tools/lib.sh
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 usage()
 {

@@ -1,13 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# /init of the module_async test VM (tools/mkinitramfs.sh puts it in the
-# initramfs, tools/vm-run.sh boots it).  /bin/sh there is dash, the other
+# /init of the module_async test VM (tools/vm/mkinitramfs.sh puts it in the
+# initramfs, tools/vm/vm-run.sh boots it).  /bin/sh there is dash, the other
 # tools are busybox's, but for the real kmod tools and util-linux dmesg.
 #
-# It runs the suite with the arguments given on the kernel command line
-# after " -- ", in one of two ways, as /etc/module_async.via says (written
-# by mkinitramfs.sh; "direct" if it is missing):
+# It runs the suite with the arguments in /etc/module_async.args, one a
+# line (vm-run.sh appends it to the initramfs for each boot; none if it is
+# missing), in one of two ways, as /etc/module_async.via says (written by
+# mkinitramfs.sh; "direct" if it is missing):
 #   direct         /opt/module_async/module_async.sh ARGS
 #   run_kselftest  KSELFTEST_MODULE_ASYNC_SH_ARGS="ARGS" \
 #                  /opt/kselftest/run_kselftest.sh -c module_async
@@ -15,7 +16,7 @@
 # read from its result line for module_async.sh (see runner_rc).  Its
 # output is the kselftest runner's KTAP, the suite's nested in it with each
 # line prefixed with "# ".  The output is kept in $DOC and read by the KTAP
-# reader, /bin/ktap (tools/ktap/ktap, packed by tools/mkinitramfs.sh): the
+# reader, /bin/ktap (tools/ktap/ktap, packed by tools/vm/mkinitramfs.sh): the
 # same reader the host uses.
 #
 # It reports on two serial ports:
@@ -41,6 +42,7 @@ PATH=/sbin:/bin:/usr/sbin:/usr/bin
 export PATH
 
 VIA_FILE=/etc/module_async.via
+ARGS_FILE=/etc/module_async.args
 RESULTS=/dev/ttyS1
 OUTPUT=/run/module_async.out		# FIFO: the suite's stdout
 COPIED=/run/module_async.copied		# the copy of its output is complete
@@ -73,6 +75,13 @@ done
 
 via=direct
 [ ! -r "$VIA_FILE" ] || read -r via <"$VIA_FILE"
+# The suite's arguments, whatever the kernel's command line passed to /init.
+set --
+if [ -r "$ARGS_FILE" ]; then
+	while IFS= read -r arg; do
+		set -- "$@" "$arg"
+	done <"$ARGS_FILE"
+fi
 case $via in
 run_kselftest) SUITE=/opt/kselftest/run_kselftest.sh ;;
 *) SUITE=/opt/module_async/module_async.sh ;;

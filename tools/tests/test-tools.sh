@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Host tests of the VM tooling: fetch-kernel.sh, fetch-source.sh,
-# mkinitramfs.sh, guest-init.sh and vm-run.sh (the KTAP reader they use has
-# its own tests, tools/ktap/test-ktap.sh).  They use the real cache for
-# the stock kernel (fetching it if needed) and a throw-away cache for the
-# tests that corrupt entries; the suite booted in the VM is a stand-in
+# mkinitramfs.sh, guest-init.sh, vm-run.sh and vm-boot.sh (the KTAP reader
+# they use has its own tests, tools/ktap/test-ktap.sh).  They use the real
+# cache for the stock kernel (fetching it if needed) and a throw-away cache
+# for the tests that corrupt entries; the suite booted in the VM is a stand-in
 # written here, so these tests do not depend on the runner or the test
 # modules.  Everything module-related runs in the VM under TCG.
 #
@@ -17,9 +17,8 @@
 set -euo pipefail
 
 PROG=${0##*/}
-TOOLS=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tools/lib.sh
-. "$TOOLS/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 readonly KTAP=$TOOLS/ktap/ktap
 
 usage()
@@ -59,20 +58,14 @@ cleanup()
 }
 trap cleanup EXIT
 
-passed=0 failed=0
 section()
 {
 	log "$1 (${SECONDS} s)"
 }
-ok()
-{
-	passed=$((passed + 1))
-	printf 'ok %d - %s\n' $((passed + failed)) "$1"
-}
+# not_ok WHAT [DETAIL...]: a failed check, with its details indented.
 not_ok()
 {
-	failed=$((failed + 1))
-	printf 'not ok %d - %s\n' $((passed + failed)) "$1"
+	fail "$1"
 	shift
 	[ $# -eq 0 ] || printf '#   %s\n' "$@"
 }
@@ -83,7 +76,7 @@ check()
 
 	shift
 	if "$@" >"$tmp/check.out" 2>&1; then
-		ok "$name"
+		pass "$name"
 	else
 		not_ok "$name" "failed: $*" "$(tail -n 5 "$tmp/check.out")"
 	fi
@@ -97,7 +90,7 @@ check_rc()
 	shift 2
 	"$@" >"$tmp/rc.out" 2>"$tmp/rc.err" || got=$?
 	if [ "$got" = "$want" ]; then
-		ok "$name"
+		pass "$name"
 	else
 		not_ok "$name" "exit $got, want $want: $*" "$(tail -n 5 "$tmp/rc.err")"
 	fi
@@ -118,30 +111,31 @@ no_download()
 # ---- usage ----------------------------------------------------------------
 section "usage"
 
-for tool in fetch-kernel fetch-source mkinitramfs vm-run test-tools; do
+for tool in kernel/fetch-kernel kernel/fetch-source vm/mkinitramfs vm/vm-run vm/vm-boot \
+	    tests/test-tools; do
 	check_rc "$tool.sh --help exits 0" 0 "$TOOLS/$tool.sh" --help
 	grep -q '^Usage:' "$tmp/rc.out" || not_ok "$tool.sh --help prints usage on stdout"
 	check_rc "$tool.sh --bogus exits 2" 2 "$TOOLS/$tool.sh" --bogus
 	grep -q '^Usage:' "$tmp/rc.err" || not_ok "$tool.sh --bogus prints usage on stderr"
 done
 check_rc "vm-run.sh --accel bad exits 2" 2 \
-	"$TOOLS/vm-run.sh" --kernel x --initrd y --out z --accel bad
+	"$TOOLS/vm/vm-run.sh" --kernel x --initrd y --out z --accel bad
 check_rc "vm-run.sh --timeout 0 exits 2" 2 \
-	"$TOOLS/vm-run.sh" --kernel x --initrd y --out z --timeout 0
-check_rc "fetch-kernel.sh --kver without value exits 2" 2 "$TOOLS/fetch-kernel.sh" --kver
-check_rc "mkinitramfs.sh without --out exits 2" 2 "$TOOLS/mkinitramfs.sh" --kernel x --suite y
+	"$TOOLS/vm/vm-run.sh" --kernel x --initrd y --out z --timeout 0
+check_rc "fetch-kernel.sh --kver without value exits 2" 2 "$TOOLS/kernel/fetch-kernel.sh" --kver
+check_rc "mkinitramfs.sh without --out exits 2" 2 "$TOOLS/vm/mkinitramfs.sh" --kernel x --suite y
 
 # ---- fetch-kernel.sh ------------------------------------------------------
 section "fetch-kernel.sh"
 
 log "fetching the stock kernel (downloads on a cold cache)"
-entry=$("$TOOLS/fetch-kernel.sh" | tail -n 1)
+entry=$("$TOOLS/kernel/fetch-kernel.sh" | tail -n 1)
 krel=$(cat "$entry/krel")
 kver=${entry##*/}
 stock=stock/$(basename "$(dirname "$entry")")	# stock/<release>
 moddir=$entry/lib/modules/$krel
 check_rc "fetch-kernel.sh again is a cache hit without apt-get" 0 \
-	no_download "$TOOLS/fetch-kernel.sh"
+	no_download "$TOOLS/kernel/fetch-kernel.sh"
 [ "$(tail -n 1 "$tmp/rc.out")" = "$entry" ] || not_ok "cache hit prints the same entry"
 [ ! -e "$tmp/apt-get.calls" ] || not_ok "cache hit called apt-get" "$(cat "$tmp/apt-get.calls")"
 
@@ -201,7 +195,7 @@ cp -l "${entry%/"$stock"/*}"/debs/*_"$kver"_*.deb "$cache/debs/" 2>/dev/null ||
 echo junk >"$cache/$stock/$kver/.complete"
 touch "$cache/$stock/$kver/stale"
 check_rc "entry with a mismatched stamp is rebuilt from cached .debs" 0 \
-	env MODULE_ASYNC_CACHE="$cache" PATH="$tmp/stub:$PATH" "$TOOLS/fetch-kernel.sh"
+	env MODULE_ASYNC_CACHE="$cache" PATH="$tmp/stub:$PATH" "$TOOLS/kernel/fetch-kernel.sh"
 if [ -e "$cache/$stock/$kver/stale" ] || [ -e "$cache/$stock/$kver.tmp.leftover" ]; then
 	not_ok "rebuilt entry is clean: no stale files, no leftover temporary directory"
 fi
@@ -216,21 +210,21 @@ check "an entry without its stamp is not valid" \
 check "an entry with its stamp is valid" \
 	bash -c '. "$1/lib.sh"; entry_valid "$2" "$(cat "$2/.complete")"' _ "$TOOLS" "$entry"
 [ ! -e "$tmp/apt-get.calls" ] || not_ok "rebuild from cached .debs called apt-get"
-check_rc "a version apt does not know fails with 1" 1 \
-	env MODULE_ASYNC_CACHE="$cache" "$TOOLS/fetch-kernel.sh" --kver 0.0.1-1
+check_rc "a version apt does not know fails with 3" 3 \
+	env MODULE_ASYNC_CACHE="$cache" "$TOOLS/kernel/fetch-kernel.sh" --kver 0.0.1-1
 grep -q '0.0.1-1' "$tmp/rc.err" || not_ok "unknown version error names it"
 mkdir -p "$tmp/noapt"
 ln -sf /usr/bin/* /usr/sbin/* "$tmp/noapt/"
 rm -f "$tmp/noapt/apt-get"
-check_rc "no apt-get fails with 1" 1 \
-	env MODULE_ASYNC_CACHE="$tmp/cold" PATH="$tmp/noapt" "$TOOLS/fetch-kernel.sh"
+check_rc "no apt-get fails with 3" 3 \
+	env MODULE_ASYNC_CACHE="$tmp/cold" PATH="$tmp/noapt" "$TOOLS/kernel/fetch-kernel.sh"
 grep -q "'apt-get' is not installed" "$tmp/rc.err" || not_ok "no apt-get error names it"
 
 # ---- fetch-source.sh ------------------------------------------------------
 section "fetch-source.sh"
 
 log "fetching the kernel source (downloads on a cold cache)"
-check_rc "fetch-source.sh prints the source tree" 0 "$TOOLS/fetch-source.sh"
+check_rc "fetch-source.sh prints the source tree" 0 "$TOOLS/kernel/fetch-source.sh"
 src=$(tail -n 1 "$tmp/rc.out")
 check "source tree has kselftest.h and kernel/async.c" \
 	test -f "$src/tools/testing/selftests/kselftest.h" -a -f "$src/kernel/async.c"
@@ -242,8 +236,9 @@ suite=$tmp/suite
 mkdir -p "$suite/modules"
 cp "$tmp/hello/ma_standin.ko" "$suite/modules/"
 echo "timeout=60" >"$suite/settings"
-# The stand-in runner knows only --list: vm-run.sh runs it on the host to
-# learn the planned order of a scenario's cases.
+# The stand-in runner knows only --list: run here, it gives vm-run.sh the
+# planned order of a scenario's cases (--cases), as vm.sh does with the
+# runner it built; the stand-in suite runs it in the guest.
 cat >"$suite/module_async" <<'EOF'
 #!/bin/sh
 # Stand-in runner: --list prints the cases of a scenario in run order.
@@ -352,7 +347,7 @@ EOF
 chmod +x "$suite/module_async.sh" "$suite/module_async"
 
 check_rc "mkinitramfs.sh builds an initramfs" 0 \
-	"$TOOLS/mkinitramfs.sh" --kernel "$entry" --suite "$suite" --out "$tmp/initrd.gz"
+	"$TOOLS/vm/mkinitramfs.sh" --kernel "$entry" --suite "$suite" --out "$tmp/initrd.gz"
 zcat "$tmp/initrd.gz" | (cd "$tmp" && mkdir -p root && cd root && cpio -id --quiet)
 root=$tmp/root
 missing=''
@@ -367,7 +362,7 @@ for f in init bin/busybox bin/sh bin/kmod bin/dmesg bin/ktap lib64/ld-linux-x86-
 	[ -e "$root/$f" ] || [ -L "$root/$f" ] || missing+=" $f"
 done
 if [ -z "$missing" ]; then
-	ok "initramfs has busybox, kmod, dmesg, ktap, the suite and the kernel's modules"
+	pass "initramfs has busybox, kmod, dmesg, ktap, the suite and the kernel's modules"
 else
 	not_ok "initramfs has busybox, kmod, dmesg, ktap, the suite and the kernel's modules" \
 		"missing:$missing"
@@ -385,7 +380,7 @@ for bin in kmod dmesg dash; do
 	done
 done
 if [ -z "$missing" ]; then
-	ok "initramfs has the libraries of kmod, dmesg and dash"
+	pass "initramfs has the libraries of kmod, dmesg and dash"
 else
 	not_ok "initramfs has the libraries of kmod, dmesg and dash" "missing:$missing"
 fi
@@ -394,18 +389,18 @@ check "modules.dep: null_blk depends on configfs" \
 	grep -q '^kernel/drivers/block/null_blk/null_blk.ko:.*configfs.ko' "$dep"
 check "modules.dep lists the suite's modules in extra/" grep -q '^extra/ma_standin.ko:' "$dep"
 check_rc "mkinitramfs.sh again gives the same bytes" 0 \
-	"$TOOLS/mkinitramfs.sh" --kernel "$entry" --suite "$suite" --out "$tmp/initrd2.gz"
+	"$TOOLS/vm/mkinitramfs.sh" --kernel "$entry" --suite "$suite" --out "$tmp/initrd2.gz"
 cmp -s "$tmp/initrd.gz" "$tmp/initrd2.gz" || not_ok "initramfs is reproducible"
 
 mkdir -p "$tmp/fake/lib/modules/0.0-fake"
 echo 0.0-fake >"$tmp/fake/krel"
 : >"$tmp/fake/lib/modules/0.0-fake/modules.dep"
-check_rc "mkinitramfs.sh fails when the kernel lacks null_blk" 1 \
-	"$TOOLS/mkinitramfs.sh" --kernel "$tmp/fake" --suite "$suite" --out "$tmp/bad.gz"
+check_rc "mkinitramfs.sh fails when the kernel lacks null_blk" 3 \
+	"$TOOLS/vm/mkinitramfs.sh" --kernel "$tmp/fake" --suite "$suite" --out "$tmp/bad.gz"
 grep -q null_blk "$tmp/rc.err" || not_ok "missing module error names null_blk"
 mkdir -p "$tmp/nosuite"
-check_rc "mkinitramfs.sh fails without module_async.sh" 1 \
-	"$TOOLS/mkinitramfs.sh" --kernel "$entry" --suite "$tmp/nosuite" --out "$tmp/bad.gz"
+check_rc "mkinitramfs.sh fails without module_async.sh" 3 \
+	"$TOOLS/vm/mkinitramfs.sh" --kernel "$entry" --suite "$tmp/nosuite" --out "$tmp/bad.gz"
 
 # ---- vm-run.sh ------------------------------------------------------------
 section "vm-run.sh"
@@ -424,7 +419,7 @@ ok 5 hung_task_timeout
 EOF
 start=$(date +%s%N)
 check_rc "vm-run.sh boots the stand-in suite: rc 0" 0 \
-	"$TOOLS/vm-run.sh" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out0" \
+	"$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out0" \
 		--accel tcg -- --case "two words" x=1
 boot_ms=$((($(date +%s%N) - start) / 1000000))
 grep -v -e '^# dmesg from' -e '^# kmod version' "$tmp/rc.out" | cmp -s - "$tmp/expected.ktap" ||
@@ -442,7 +437,7 @@ log "boot to end marker under TCG took $((boot_ms / 1000)).$(printf '%03d' $((bo
 
 # A fresh cache: no KVM verdict and no unpacked kernel yet.
 check_rc "vm-run.sh passes on the suite's rc 1 (accel auto, fresh cache)" 1 \
-	env MODULE_ASYNC_CACHE="$tmp/cache" "$TOOLS/vm-run.sh" --kernel "$entry" \
+	env MODULE_ASYNC_CACHE="$tmp/cache" "$TOOLS/vm/vm-run.sh" --kernel "$entry" \
 		--initrd "$tmp/initrd.gz" --out "$tmp/out1" -- --rc 1
 grep -E 'under (TCG|KVM)' "$tmp/rc.err" | head -n 2 | sed 's/^/# /'
 if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
@@ -452,11 +447,11 @@ if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
 fi
 if [ "$full" = 1 ]; then
 	check_rc "vm-run.sh passes on the suite's rc 4 (bzImage boot)" 4 \
-		"$TOOLS/vm-run.sh" --kernel "$entry/vmlinuz" --boot bzimage --accel tcg \
+		"$TOOLS/vm/vm-run.sh" --kernel "$entry/vmlinuz" --boot bzimage --accel tcg \
 			--initrd "$tmp/initrd.gz" --out "$tmp/out4" -- --rc 4
 fi
 check_rc "vm-run.sh watchdog: no end marker in 2 s exits 3" 3 \
-	"$TOOLS/vm-run.sh" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out-timeout" \
+	"$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out-timeout" \
 		--accel tcg --timeout 2
 if pgrep -f "$tmp/out-timeout" >/dev/null; then
 	not_ok "no QEMU left behind after the watchdog"
@@ -488,9 +483,10 @@ printf '%s\n' 'policy standin' 'status 1' 'ok_first ok' 'wedge_exit timeout' \
 	'ok_middle ok' 'wedge_hang timeout' >"$tmp/wedge.verdicts"
 watchdog=120
 start=$SECONDS
+"$suite/module_async" --list --scenario wedge >"$tmp/wedge.cases"
 check_rc "vm-run.sh resumes after wedges in fresh VMs: rc 1" 1 \
-	"$TOOLS/vm-run.sh" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out-wedge" \
-		--accel tcg --timeout "$watchdog" -- --scenario wedge
+	"$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out-wedge" \
+		--accel tcg --timeout "$watchdog" --cases "$tmp/wedge.cases" -- --scenario wedge
 took=$((SECONDS - start))
 cmp -s "$tmp/rc.out" "$tmp/wedge.want" ||
 	not_ok "one KTAP document: every case once, in order, with the resume notes" \
@@ -498,7 +494,8 @@ cmp -s "$tmp/rc.out" "$tmp/wedge.want" ||
 cmp -s "$tmp/rc.out" "$tmp/out-wedge/results.ktap" ||
 	not_ok "results.ktap is what vm-run.sh printed"
 check "compare-verdicts.sh accepts the merged document" \
-	"$TOOLS/compare-verdicts.sh" --status 1 "$tmp/out-wedge/results.ktap" "$tmp/wedge.verdicts"
+	"$TOOLS/ktap/compare-verdicts.sh" --status 1 "$tmp/out-wedge/results.ktap" \
+		"$tmp/wedge.verdicts"
 [ "$took" -lt "$watchdog" ] ||
 	not_ok "no boot waited for its watchdog after a wedge ($took s)"
 check "each boot's KTAP is kept (boot-1.ktap, boot-2.ktap)" \
@@ -507,7 +504,7 @@ check "each boot's KTAP is kept (boot-1.ktap, boot-2.ktap)" \
 	not_ok "guest-init ends the run when a leftover holds the suite's stdout" \
 		"$(grep -a MODULE_ASYNC "$tmp/out-wedge/serial1.log")"
 check "vm-run.sh logs the time to each verdict" \
-	grep -qE '^vm-run.sh: boot 2: [0-9.]+ s to verdict: not ok 2 wedge_hang' "$tmp/rc.err"
+	grep -qE '^vm-boot.sh: boot 2: [0-9.]+ s to verdict: not ok 2 wedge_hang' "$tmp/rc.err"
 log "wedge scenario: 2 boots in $took s"
 
 # Boot 1 panics in "panic"; boot 2 runs the rest and hangs in "hang" (no
@@ -515,12 +512,14 @@ log "wedge scenario: 2 boots in $took s"
 printf '%s\n' 'policy standin' 'status 1' 'ok_first ok' 'panic error' 'hang error' \
 	>"$tmp/die.verdicts"
 start=$SECONDS
+"$suite/module_async" --list --scenario die >"$tmp/die.cases"
 check_rc "vm-run.sh goes on after a guest dies: rc 1" 1 \
-	"$TOOLS/vm-run.sh" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out-die" \
-		--accel tcg --timeout 20 -- --scenario die
+	"$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out-die" \
+		--accel tcg --timeout 20 --cases "$tmp/die.cases" -- --scenario die
 took=$((SECONDS - start))
 check "compare-verdicts.sh accepts the document of a run whose guests died" \
-	"$TOOLS/compare-verdicts.sh" --status 1 "$tmp/out-die/results.ktap" "$tmp/die.verdicts"
+	"$TOOLS/ktap/compare-verdicts.sh" --status 1 "$tmp/out-die/results.ktap" \
+		"$tmp/die.verdicts"
 # panic_is_error DOC: the panicking case is ERROR, the console's panic in
 # the evidence before it.
 panic_is_error()
@@ -545,8 +544,7 @@ if pgrep -f "$tmp/out-(wedge|die)" >/dev/null; then
 	not_ok "no QEMU left behind after wedges and deaths"
 fi
 check_rc "vm-run.sh: a missing initramfs exits 3" 3 \
-	"$TOOLS/vm-run.sh" --kernel "$entry" --initrd "$tmp/none.gz" --out "$tmp/out-none"
+	"$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$tmp/none.gz" --out "$tmp/out-none"
 
 section "finished"
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+checks_summary

@@ -2,25 +2,23 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # test-via.sh - the suite run the kselftest way in the VM: the kselftest
-# install (tools/ksft-install.sh) booted by
-#   tools/vm.sh --via run_kselftest
+# install (tools/vm/ksft-install.sh) booted by
+#   tools/vm/vm.sh --via run_kselftest
 # whose guest runs "run_kselftest.sh -c module_async" under settings'
 # timeout. Checks that the run exits 0 on Debian's stock kernel, that the
 # kernel's KTAP parser reads the kselftest runner's document and the
-# suite's nested in it with every case once (tools/ktap-check.py
+# suite's nested in it with every case once (tools/ktap/ktap-check.py
 # --nested), and that the nested document, taken out of the runner's by
 # the KTAP reader (tools/ktap/ktap --nested), has the stock kernel's
-# verdicts of tools/expected/verdicts (tools/compare-verdicts.sh).
+# verdicts of tools/expected/verdicts (tools/ktap/compare-verdicts.sh).
 #
 # One PASS/FAIL line per check, then "N passed, N failed".
 
 set -euo pipefail
 
 PROG=${0##*/}
-TOOLS=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$TOOLS/.." && pwd)
 # shellcheck source=tools/lib.sh
-. "$TOOLS/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 readonly HEADER='selftests: module_async: module_async.sh'
 
@@ -37,7 +35,7 @@ kernel and checks its KTAP; ends with "N passed, N failed".
 EOF
 }
 
-out=$top/build/check/via
+out=$TOP/build/check/via
 while [ $# -gt 0 ]; do
 	case $1 in
 	--out) need_arg "$1" $#; out=$2; shift 2 ;;
@@ -47,16 +45,13 @@ while [ $# -gt 0 ]; do
 done
 need_cmd python3 awk
 
-passed=0
-failed=0
-
 # quote FILE: its last lines as diagnostics.
 quote()
 {
 	tail -n 30 "$1" | sed 's/^/# /'
 }
 
-src=$("$TOOLS/fetch-source.sh" | tail -n 1) || die "could not fetch the source"
+src=$("$TOOLS/kernel/fetch-source.sh" | tail -n 1) || die "could not fetch the source"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 log=$out/vm.log
@@ -65,7 +60,7 @@ nested=$out/nested.ktap
 rm -f "$results" "$nested"
 
 rc=0
-"$TOOLS/vm.sh" --via run_kselftest --out "$out" >"$out/stdout.ktap" 2>"$log" || rc=$?
+"$TOOLS/vm/vm.sh" --via run_kselftest --out "$out" >"$out/stdout.ktap" 2>"$log" || rc=$?
 if [ "$rc" -eq 0 ]; then
 	pass "vm.sh --via run_kselftest exits 0"
 else
@@ -77,7 +72,7 @@ fi
 cases=$out/cases
 runner=$out/kselftest/module_async/module_async
 if [ -f "$results" ] && "$runner" --list >"$cases" 2>/dev/null && [ -s "$cases" ] &&
-	"$TOOLS/ktap-check.py" --kunit "$src/tools/testing/kunit" --cases "$cases" \
+	"$TOOLS/ktap/ktap-check.py" --kunit "$src/tools/testing/kunit" --cases "$cases" \
 		--nested "$HEADER" "$results" >"$out/ktap-check.log" 2>&1; then
 	pass "the kernel's KTAP parser reads the runner's document and the suite's nested in it"
 else
@@ -91,12 +86,12 @@ if [ -f "$results" ]; then
 fi
 "$TOOLS/expected/expected.sh" column stock >"$out/expected"
 if [ -s "$nested" ] &&
-	"$TOOLS/compare-verdicts.sh" --status "$rc" "$nested" "$out/expected" \
+	"$TOOLS/ktap/compare-verdicts.sh" --status "$rc" "$nested" "$out/expected" \
 		>"$out/compare.log" 2>&1; then
 	pass "the nested document has the stock kernel's expected verdicts"
 else
 	[ ! -f "$out/compare.log" ] || grep -v '^PASS' "$out/compare.log" | sed 's/^/# /'
-	fail "the nested document has the stock kernel's expected verdicts (${nested#"$top"/})"
+	fail "the nested document has the stock kernel's expected verdicts (${nested#"$TOP"/})"
 fi
 
 checks_summary

@@ -11,16 +11,15 @@
 
 set -euo pipefail
 
-readonly prog=${0##*/}
-PROG=$prog
+PROG=${0##*/}
 # shellcheck source=tools/lib.sh
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 usage()
 {
 	cat <<EOF
-usage: $prog [--status N] RESULTS.ktap EXPECTED
-       $prog --summary RESULTS.ktap
+usage: $PROG [--status N] RESULTS.ktap EXPECTED
+       $PROG --summary RESULTS.ktap
 
 EXPECTED holds one "<case> <verdict>" line a case, verdict one of
 ok, not-ok, skip, timeout, error; optionally "policy <name>" (the
@@ -41,25 +40,23 @@ case "${1:-}" in
 --status)
 	status=${2:-}
 	case "$status" in
-	'' | *[!0-9]*) usage >&2; exit 2 ;;
+	'' | *[!0-9]*) usage_error "--status wants a number, not '$status'" ;;
 	esac
 	shift 2
 	;;
 esac
-[ $# -eq $((2 - summary_only)) ] || { usage >&2; exit 2; }
+[ $# -eq $((2 - summary_only)) ] || usage_error "wrong number of arguments"
 for f in "$@"; do
-	[ -r "$f" ] || { echo "$prog: cannot read $f" >&2; exit 2; }
+	[ -r "$f" ] || usage_error "cannot read $f"
 done
 
-ktap=$(dirname "$0")/ktap/ktap
+ktap=$TOOLS/ktap/ktap
 readonly ktap
 
 if [ $summary_only -eq 1 ]; then
 	exec "$ktap" records "$1"
 fi
 
-passed=0
-failed=0
 
 # Well formed: version, one plan, N results numbered 1..N.
 while IFS= read -r line; do

@@ -9,19 +9,19 @@
 # that column (written to DIR/<kernel>/expected). The documents are read by
 # the KTAP reader, tools/ktap/ktap. Exit status 1 on anything unexpected.
 
-set -uo pipefail
+set -euo pipefail
 
-readonly prog=${0##*/}
-top=$(cd "$(dirname "$0")/.." && pwd)
-readonly top
-readonly compare=$top/tools/compare-verdicts.sh
-readonly expected=$top/tools/expected/expected.sh
-readonly ktap=$top/tools/ktap/ktap
+PROG=${0##*/}
+# shellcheck source=tools/lib.sh
+. "$(dirname "$0")/../lib.sh"
+readonly compare=$TOOLS/ktap/compare-verdicts.sh
+readonly expected=$TOOLS/expected/expected.sh
+readonly ktap=$TOOLS/ktap/ktap
 
 usage()
 {
 	cat <<EOF
-usage: $prog [--kernel NAME]... [--allow-deadlock] [--reuse] [--out DIR]
+usage: $PROG [--kernel NAME]... [--allow-deadlock] [--reuse] [--out DIR]
 
 Runs the suite in a VM on each kernel (default: every kernel of
 tools/expected/verdicts) and prints the verdict matrix.
@@ -38,23 +38,20 @@ EOF
 kernels=()
 allow=
 reuse=0
-out=$top/build/matrix
+out=$TOP/build/matrix
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel)
-		grep -qxF -- "${2:-/}" <<<"$("$expected" kernels)" || {
-			echo "$prog: no kernel '${2:-}' in tools/expected/verdicts" >&2
-			usage >&2
-			exit 2
-		}
+		grep -qxF -- "${2:-/}" <<<"$("$expected" kernels)" ||
+			usage_error "no kernel '${2:-}' in tools/expected/verdicts"
 		kernels+=("$2")
 		shift
 		;;
 	--allow-deadlock) allow=--allow-deadlock ;;
 	--reuse) reuse=1 ;;
-	--out) out=${2:?}; shift ;;
+	--out) need_arg "$1" $#; out=$2; shift ;;
 	-h | --help) usage; exit 0 ;;
-	*) usage >&2; exit 2 ;;
+	*) usage_error "unknown option '$1'" ;;
 	esac
 	shift
 done
@@ -62,7 +59,7 @@ if [ ${#kernels[@]} -eq 0 ]; then
 	mapfile -t kernels < <("$expected" kernels)
 fi
 
-[ $reuse -eq 1 ] || "$top/tools/deps.sh" || exit 3
+[ $reuse -eq 1 ] || "$TOOLS/deps.sh" || die "missing packages"
 
 bad=0
 for k in "${kernels[@]}"; do
@@ -71,9 +68,11 @@ for k in "${kernels[@]}"; do
 	"$expected" $allow column "$k" > "$out/$k/expected" || exit 2
 	if [ $reuse -eq 0 ]; then
 		start=$(date +%s)
-		"$top/tools/vm.sh" --kernel "$k" $allow --out "$out/$k" > /dev/null
-		echo $? > "$out/$k/status"
-		echo "$prog: $k took $(($(date +%s) - start))s" >&2
+		rc=0
+		# shellcheck disable=SC2086 # $allow is one option or none
+		"$TOOLS/vm/vm.sh" --kernel "$k" $allow --out "$out/$k" > /dev/null || rc=$?
+		echo "$rc" > "$out/$k/status"
+		log "$k took $(($(date +%s) - start))s"
 	fi
 	if ! "$compare" --status "$(cat "$out/$k/status" 2>/dev/null || echo 3)" \
 			"$out/$k/results.ktap" "$out/$k/expected" > "$out/$k/compare.log" 2>&1; then
@@ -124,8 +123,8 @@ for k in "${kernels[@]}"; do
 		echo "# $k: unexpected:"
 		grep '^FAIL' "$out/$k/compare.log" | sed 's/^/#   /'
 	fi
-	passed=$((passed + $(grep -c '^PASS' "$out/$k/compare.log")))
-	failed=$((failed + $(grep -c '^FAIL' "$out/$k/compare.log")))
+	passed=$((passed + $(grep -c '^PASS' "$out/$k/compare.log" || true)))
+	failed=$((failed + $(grep -c '^FAIL' "$out/$k/compare.log" || true)))
 done
 if [ $bad -ne 0 ] && [ $failed -eq 0 ]; then
 	failed=1

@@ -16,10 +16,8 @@
 set -euo pipefail
 
 PROG=${0##*/}
-TOOLS=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tools/lib.sh
-. "$TOOLS/lib.sh"
-top=$(cd "$TOOLS/.." && pwd)
+. "$(dirname "$0")/../lib.sh"
 
 usage()
 {
@@ -32,7 +30,7 @@ case ${1:-} in
 *) usage_error "unknown argument '$1'" ;;
 esac
 
-out=$top/build/check/vm-kernels
+out=$TOP/build/check/vm-kernels
 rm -rf "$out"
 mkdir -p "$out"
 
@@ -42,7 +40,7 @@ refused()
 	local what=$1 rc=0
 
 	shift
-	make -s -C "$top" vm "$@" >"$out/refused.out" 2>"$out/refused.log" || rc=$?
+	make -s -C "$TOP" vm "$@" >"$out/refused.out" 2>"$out/refused.log" || rc=$?
 	if [ "$rc" -ne 0 ] && grep -q 'Error 2' "$out/refused.log" &&
 	   ! grep -q 'downloading\|booting\|building' "$out/refused.log"; then
 		pass "refused at once: $what ($(grep -m1 'vm.sh:' "$out/refused.log"))"
@@ -56,7 +54,7 @@ refused()
 verdicts_of()
 {
 	"$TOOLS/expected/expected.sh" column "$2" >"$out/expected.$2"
-	if "$TOOLS/compare-verdicts.sh" --status "$4" "$1" "$out/expected.$2" \
+	if "$TOOLS/ktap/compare-verdicts.sh" --status "$4" "$1" "$out/expected.$2" \
 			>"$out/compare.log" 2>&1; then
 		pass "$3: the verdicts expected of $2"
 	else
@@ -67,7 +65,7 @@ verdicts_of()
 
 # ---- refusals ---------------------------------------------------------------
 
-stock=$("$TOOLS/fetch-kernel.sh" | tail -n 1)
+stock=$("$TOOLS/kernel/fetch-kernel.sh" | tail -n 1)
 krel=$(cat "$stock/krel")
 headers=$stock/usr/src/linux-headers-$krel
 [ -f "$headers/Makefile" ] || die "no headers at $headers"
@@ -100,17 +98,17 @@ refused "MODDIR= that is no module tree" KERNEL="$stock/vmlinuz" KDIR="$headers"
 # ---- boots ------------------------------------------------------------------
 
 rc=0
-make -s -C "$top" vm PATCH="$out/marker.patch" >"$out/patch.out" 2>"$out/patch.log" || rc=$?
-console=$top/build/vm/vanilla+patches/console.log
+make -s -C "$TOP" vm PATCH="$out/marker.patch" >"$out/patch.out" 2>"$out/patch.log" || rc=$?
+console=$TOP/build/vm/vanilla+patches/console.log
 if grep -q 'module_async: candidate patch applied' "$console" 2>/dev/null; then
 	pass "PATCH= alone boots vanilla with the patch (exit $rc)"
 else
 	fail "PATCH= alone: no sign of the patch in $console (exit $rc, log $out/patch.log)"
 fi
-verdicts_of "$top/build/vm/vanilla+patches/results.ktap" vanilla "PATCH=" "$rc"
+verdicts_of "$TOP/build/vm/vanilla+patches/results.ktap" vanilla "PATCH=" "$rc"
 
 rc=0
-make -s -C "$top" vm KERNEL="$stock/vmlinuz" KDIR="$headers" \
+make -s -C "$TOP" vm KERNEL="$stock/vmlinuz" KDIR="$headers" \
 	>"$out/headers.out" 2>"$out/headers.log" || rc=$?
 beside="modules of $krel from $stock/lib/modules/$krel"
 if [ "$rc" -eq 0 ] && grep -qF "$beside" "$out/headers.log"; then
@@ -118,7 +116,7 @@ if [ "$rc" -eq 0 ] && grep -qF "$beside" "$out/headers.log"; then
 else
 	fail "KERNEL=FILE KDIR=<headers>: exit $rc (log $out/headers.log)"
 fi
-verdicts_of "$top/build/vm/custom/results.ktap" stock \
+verdicts_of "$TOP/build/vm/custom/results.ktap" stock \
 	"KERNEL=FILE KDIR=<headers>" "$rc"
 
 checks_summary

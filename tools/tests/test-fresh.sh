@@ -18,10 +18,8 @@
 set -euo pipefail
 
 PROG=${0##*/}
-TOOLS=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tools/lib.sh
-. "$TOOLS/lib.sh"
-top=$(cd "$TOOLS/.." && pwd)
+. "$(dirname "$0")/../lib.sh"
 
 # A run in the fresh root installs every package and fetches the kernel and
 # its source: minutes, not hours.
@@ -61,8 +59,8 @@ while [ $# -gt 0 ]; do
 done
 [ "$(id -u)" -eq 0 ] || die "needs root (debootstrap, chroot, mount)"
 need_cmd debootstrap chroot mount umount findmnt git tar sha256sum
-rev=$(git -C "$top" rev-parse --verify "$commit^{commit}") ||
-	usage_error "no commit '$commit' in $top"
+rev=$(git -C "$TOP" rev-parse --verify "$commit^{commit}") ||
+	usage_error "no commit '$commit' in $TOP"
 
 if [ -z "$mirror" ]; then
 	mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.sources 2>/dev/null |
@@ -74,7 +72,7 @@ fi
 # ---- the README's commands ------------------------------------------------
 
 # What a bare machine needs first: the README's first indented apt-get line.
-prereq=$(sed -n 's/^    \(apt-get .*\)$/\1/p' "$top/README" | head -n 1)
+prereq=$(sed -n 's/^    \(apt-get .*\)$/\1/p' "$TOP/README" | head -n 1)
 prereq=${prereq%%#*}
 
 # ---- the minbase root, made once -----------------------------------------
@@ -111,8 +109,8 @@ base_tarball()
 
 # ---- the fresh root --------------------------------------------------------
 
-root=$top/build/fresh/root
-log=$top/build/fresh
+root=$TOP/build/fresh/root
+log=$TOP/build/fresh
 
 unmount_root()
 {
@@ -171,7 +169,7 @@ mount --rbind /sys "$root/sys"
 mount --make-rslave "$root/sys"
 
 # The project, cloned the way a user would, by the root's own git.
-git clone -q --bare "$top" "$root/srv/module_async.git"
+git clone -q --bare "$TOP" "$root/srv/module_async.git"
 
 if [ -n "$prereq" ] && in_root "$prereq" >"$log/prereq.log" 2>&1; then
 	pass "the README's prerequisites: $prereq"
@@ -206,7 +204,7 @@ if [ -f "$results" ]; then
 		PASS*) pass "${line#PASS }" ;;
 		*) fail "${line#FAIL }" ;;
 		esac
-	done < <("$TOOLS/compare-verdicts.sh" --status "$rc" "$log/results.ktap" \
+	done < <("$TOOLS/ktap/compare-verdicts.sh" --status "$rc" "$log/results.ktap" \
 		"$log/expected" 2>&1 | grep -E '^(PASS|FAIL)' || true)
 else
 	fail "no build/vm/stock/results.ktap in the fresh root's clone"

@@ -1,0 +1,296 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# vm-boot.sh - one boot of the test VM, watched until it ends one way or
+# another; vm-run.sh runs it once for each boot of a run.
+#
+# The guest (guest-init.sh) prints its console on ttyS0 and the suite's KTAP
+# between MODULE_ASYNC_BEGIN and "MODULE_ASYNC_END rc=N" on ttyS1.  The end
+# marker, not QEMU's exit, says the results are complete.  Markers are
+# matched anywhere in a line (firmware escape codes can prefix one).
+#
+# What the boot leaves in --out DIR, for boot K:
+#   boot-K.ktap    what the suite printed between the markers
+#   boot-K.record  one "key value" line each:
+#     outcome      end (the end marker arrived), wedged (the suite reported
+#                  a wedged kernel, then quiet without the end marker), died
+#                  (QEMU exited without it), timeout (--timeout expired),
+#                  silent (the suite never began)
+#     rc           the end marker's exit status (empty without one)
+#     began, wedged  1 if the suite began; if it reported a wedged kernel
+#     accel        the accelerator the boot ran under (kvm or tcg)
+#     console_off  where this boot's lines begin in console.log
+#     seconds      how long the boot took
+#   console.log    the boot's console, appended
+#   serial1.log    the boot's results channel, appended
+#   qemu.log       QEMU's own messages
+
+set -euo pipefail
+
+PROG=${0##*/}
+# shellcheck source=tools/lib.sh
+. "$(dirname "$0")/../lib.sh"
+# shellcheck source=tools/vm/qemu.sh
+. "$TOOLS/vm/qemu.sh"
+readonly KTAP=$TOOLS/ktap/ktap
+
+readonly KVM_BOOT_BOUND_S=5	# a working KVM guest prints "Linux version" in < 1 s
+readonly BEGIN_BOUND_S=120	# TCG reaches the suite in ~7 s; --timeout if shorter
+readonly POWEROFF_BOUND_MS=2000	# the results are complete: do not wait for sysrq
+readonly DRAIN_MS=3000		# quiet after a wedge without the end marker: all is in
+readonly POLL_S=0.1
+
+usage()
+{
+	cat <<EOF
+Usage: $PROG --image FILE --initrd FILE --out DIR --boot K --accel A
+       [--timeout S] [--memory M] [--smp N] [--note TEXT]
+
+Boot the test VM once, watch it, and write DIR/boot-K.ktap and
+DIR/boot-K.record (see the top of this file).
+
+  --image FILE    the kernel image QEMU boots (-kernel)
+  --initrd FILE   the initramfs, with the suite's arguments in it
+  --out DIR       where the boot's files go
+  --boot K        the boot's number in its run
+  --accel A       kvm, tcg, or probe (KVM, TCG if its guest stays silent)
+  --timeout S     watchdog on the boot, in seconds (default 300)
+  --memory M      guest memory (default 1G)
+  --smp N         guest CPUs (default 2)
+  --note TEXT     said in the log line of the boot's start
+  --help          show this help
+
+Exit status: 0 when the boot's outcome is recorded, 2 usage, 3 otherwise.
+EOF
+}
+
+image='' initrd='' out='' boot='' accel='' timeout=300 memory=1G smp=2 note=''
+while [ $# -gt 0 ]; do
+	case $1 in
+	--image) need_arg "$1" $#; image=$2; shift 2 ;;
+	--initrd) need_arg "$1" $#; initrd=$2; shift 2 ;;
+	--out) need_arg "$1" $#; out=$2; shift 2 ;;
+	--boot) need_arg "$1" $#; boot=$2; shift 2 ;;
+	--accel) need_arg "$1" $#; accel=$2; shift 2 ;;
+	--timeout) need_arg "$1" $#; timeout=$2; shift 2 ;;
+	--memory) need_arg "$1" $#; memory=$2; shift 2 ;;
+	--smp) need_arg "$1" $#; smp=$2; shift 2 ;;
+	--note) need_arg "$1" $#; note=$2; shift 2 ;;
+	-h|--help) usage; exit 0 ;;
+	*) usage_error "unknown option '$1'" ;;
+	esac
+done
+if [ -z "$image" ] || [ -z "$initrd" ] || [ -z "$out" ]; then
+	usage_error "--image, --initrd and --out are required"
+fi
+[[ $boot =~ ^[1-9][0-9]*$ ]] || usage_error "bad --boot '$boot'"
+[[ $timeout =~ ^[1-9][0-9]*$ ]] || usage_error "bad --timeout '$timeout'"
+case $accel in
+kvm|tcg|probe) ;;
+*) usage_error "bad --accel '$accel' (kvm, tcg or probe)" ;;
+esac
+
+console=$out/console.log
+serial1=$out/serial1.log
+results=$out/serial1.boot.log	# this boot's results channel
+doc=$out/boot-$boot.ktap
+record=$out/boot-$boot.record
+console_off=$(stat -c %s "$console" 2>/dev/null || echo 0)
+
+# now: the time in ms in $NOW (no subshell: it is called in every poll).
+now()
+{
+	local t=${EPOCHREALTIME/[.,]/}
+
+	NOW=$((t / 1000))
+}
+
+# secs MS: milliseconds as seconds, e.g. 1.234.
+secs()
+{
+	printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000))
+}
+
+# The boot's state, as the watch loop below finds it.
+qemu_pid='' started_ms=0 saw_begin=0 saw_end=0 saw_wedge=0 guest_rc=''
+partial='' last_line_ms=0 prev_ms=0 logged=0 new_lines=0 results_fd=''
+
+trap 'qemu_stop "$qemu_pid"' EXIT
+trap 'qemu_stop "$qemu_pid"; exit 3' INT TERM HUP
+
+# start ACCEL: a fresh guest; its console from where this boot began.
+start()
+{
+	[ -z "$results_fd" ] || exec {results_fd}<&-
+	truncate -s "$console_off" "$console"
+	: >"$results"
+	: >"$doc"
+	logged=0
+	exec {results_fd}<"$results"
+	qemu_pid=$(qemu_start "$1" "$image" "$initrd" "$console" "$results" "$out/qemu.log" \
+		"$memory" "$smp")
+	now
+	started_ms=$NOW
+}
+
+# handle_line LINE: one line of the results channel.
+handle_line()
+{
+	local line=${1%$'\r'}
+
+	if [ "$saw_begin" = 0 ]; then
+		if [[ $line == *MODULE_ASYNC_BEGIN* ]]; then
+			saw_begin=1
+			prev_ms=$NOW
+			log "boot $boot: the suite began after $(secs $((NOW - started_ms))) s"
+		fi
+		return 0
+	fi
+	if [[ $line =~ MODULE_ASYNC_END\ rc=([0-9]+) ]]; then
+		saw_end=1
+		guest_rc=${BASH_REMATCH[1]}
+		return 0
+	fi
+	printf '%s\n' "$line" >>"$doc"
+	last_line_ms=$NOW
+	new_lines=1
+}
+
+# note_doc: after new lines, log the time to each new verdict and notice a
+# wedged kernel, from the boot's document as the KTAP reader reads it.
+note_doc()
+{
+	local verdicts i wedger
+
+	new_lines=0
+	mapfile -t verdicts < <("$KTAP" results "$doc")
+	for ((i = logged; i < ${#verdicts[@]}; i++)); do
+		log "boot $boot: $(secs $((NOW - prev_ms))) s to verdict: ${verdicts[i]:0:100}"
+		prev_ms=$NOW
+	done
+	logged=${#verdicts[@]}
+	if [ "$saw_wedge" = 0 ] && wedger=$("$KTAP" wedged "$doc"); then
+		saw_wedge=1
+		log "boot $boot: the suite reports a wedged kernel: kernel wedged by $wedger"
+	fi
+}
+
+# read_new: the lines that arrived on the results channel since last time
+# (a line still being written waits in $partial).
+read_new()
+{
+	local line
+
+	now
+	while IFS= read -r -u "$results_fd" line; do
+		handle_line "$partial$line"
+		partial=''
+	done
+	partial+=$line
+	[ "$new_lines" = 0 ] || note_doc
+}
+
+# kvm_probe: under probe, whether the KVM guest spoke within its bound;
+# if it did not, the boot starts again under TCG (and the verdict is kept).
+kvm_probe()
+{
+	if grep -aq 'Linux version' "$console"; then
+		accel=kvm
+		kvm_remember kvm
+	elif ! qemu_alive "$qemu_pid" ||
+	     [ $((NOW - started_ms)) -ge $((KVM_BOOT_BOUND_S * 1000)) ]; then
+		if qemu_alive "$qemu_pid"; then
+			log "KVM guest printed nothing in ${KVM_BOOT_BOUND_S} s:" \
+				"falling back to TCG"
+		else
+			log "QEMU failed under KVM ($(tail -n 1 "$out/qemu.log")):" \
+				"falling back to TCG"
+		fi
+		qemu_stop "$qemu_pid"
+		kvm_remember tcg
+		accel=tcg
+		start tcg
+	fi
+}
+
+# watch: until the boot ends one way or another; prints the outcome.
+watch()
+{
+	local begin_s=$((timeout < BEGIN_BOUND_S ? timeout : BEGIN_BOUND_S))
+
+	while :; do
+		read_new
+		[ "$saw_end" = 0 ] || { echo end; return; }
+		[ "$accel" != probe ] || kvm_probe
+		if ! qemu_alive "$qemu_pid"; then
+			# QEMU is gone: whatever it wrote is in the files now.
+			read_new
+			[ -z "$partial" ] || handle_line "$partial"
+			partial=''
+			[ "$new_lines" = 0 ] || note_doc
+			if [ "$saw_end" = 1 ]; then
+				echo end
+			elif [ "$saw_wedge" = 1 ]; then
+				echo wedged
+			elif [ "$saw_begin" = 1 ]; then
+				echo died
+			else
+				echo silent
+			fi
+			return
+		fi
+		if [ "$saw_wedge" = 1 ] && [ $((NOW - last_line_ms)) -ge "$DRAIN_MS" ]; then
+			log "boot $boot: no end marker $(secs "$DRAIN_MS") s after the wedge:" \
+				"taking what arrived"
+			echo wedged
+			return
+		fi
+		if [ "$saw_begin" = 0 ] && [ $((NOW - started_ms)) -ge $((begin_s * 1000)) ]; then
+			echo silent
+			return
+		fi
+		[ $((NOW - started_ms)) -lt $((timeout * 1000)) ] || { echo timeout; return; }
+		sleep "$POLL_S"
+	done
+}
+
+# power_off OUTCOME: after a clean run the guest powers off by itself: let
+# it, briefly.  After a wedge it cannot, and everything is in: no need to
+# wait.  QEMU is stopped when this returns.
+power_off()
+{
+	local bound_ms
+
+	if [ "$1" = end ] && [ "$saw_wedge" = 0 ] && qemu_alive "$qemu_pid"; then
+		now
+		bound_ms=$((NOW + POWEROFF_BOUND_MS))
+		while qemu_alive "$qemu_pid" && [ "$NOW" -lt "$bound_ms" ]; do
+			sleep "$POLL_S"
+			now
+		done
+		! qemu_alive "$qemu_pid" ||
+			log "boot $boot: the guest did not power off: stopping QEMU"
+	fi
+	qemu_stop "$qemu_pid"
+}
+
+mkdir -p "$out"
+touch "$console" "$serial1"
+log "boot $boot: booting $image under $([ "$accel" = tcg ] && echo TCG || echo KVM)$note"
+start "$([ "$accel" = tcg ] && echo tcg || echo kvm)"
+# watch's outcome, and the state it leaves in this shell: not in a $(...).
+watch >"$record.outcome"
+outcome=$(cat "$record.outcome")
+rm -f "$record.outcome"
+power_off "$outcome"
+read_new
+exec {results_fd}<&-
+cat "$results" >>"$serial1"
+rm -f "$results"
+now
+[ "$accel" != probe ] || accel=kvm
+log "boot $boot: $outcome${guest_rc:+ (rc=$guest_rc)}" \
+	"after $(secs $((NOW - started_ms))) s under ${accel^^}"
+printf '%s %s\n' outcome "$outcome" rc "$guest_rc" began "$saw_begin" wedged "$saw_wedge" \
+	accel "$accel" console_off "$console_off" \
+	seconds "$(secs $((NOW - started_ms)))" >"$record"

@@ -1,0 +1,419 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# vm-run.sh - boot a kernel and a tools/vm/mkinitramfs.sh initramfs in QEMU
+# (qemu.sh), watch each boot (vm-boot.sh) and collect the suite's results,
+# resuming in fresh VMs after a wedge or a dead guest.
+#
+# The suite's arguments go to the guest in a file of the initramfs,
+# /etc/module_async.args, one argument a line, which guest-init.sh reads:
+# each boot's initramfs is the base image with a tiny gzip'd cpio holding
+# that file appended (the kernel unpacks concatenated archives in order,
+# a later file replacing an earlier one), so a resumed boot names its cases
+# without rebuilding the image.
+#
+# A deadlock is a verdict, not the end of the run.  When a case wedges the
+# kernel for good, the runner says so ("# kernel wedged by CASE", the cases
+# left over "SKIP kernel wedged by CASE") and the guest cannot even power
+# off: once everything it printed has arrived, QEMU is killed and a fresh VM
+# runs the cases left over (the same suite arguments plus "--case NAME" for
+# each).  A guest that dies otherwise (panic, an oops that kills init, no end
+# marker within --timeout, a suite that exits without reporting every case)
+# gets "not ok N CASE # ERROR why" for the case that was running, with the
+# console's last kernel lines, and the run goes on in a fresh VM too.  The
+# case that was running is the first of the planned order without a result;
+# the order is the runner's --list, which the caller gives (--cases: vm.sh
+# lists the runner it built).  At most one boot more than there are cases,
+# and none after a boot in which no case got a verdict.  The KTAP reader
+# (tools/ktap/ktap) reads every boot's document, and its merge makes one
+# document of them: the first boot's plan and order, every case once.
+#
+# Exit status, from that document: 0 nothing failed, 1 a case failed, 4 all
+# skipped (with one boot: the guest suite's own exit status); 2 bad usage;
+# 3 infrastructure failure (QEMU failed, the first guest never started the
+# suite, a dead guest's running case cannot be named).  On a failure, what
+# the suite printed so far is still written to results.ktap and stdout.
+
+set -euo pipefail
+
+PROG=${0##*/}
+# shellcheck source=tools/lib.sh
+. "$(dirname "$0")/../lib.sh"
+# shellcheck source=tools/vm/qemu.sh
+. "$TOOLS/vm/qemu.sh"
+readonly KTAP=$TOOLS/ktap/ktap
+
+readonly ARGS_FILE=etc/module_async.args	# in the initramfs, for guest-init.sh
+readonly CONSOLE_LINES=20	# kernel lines quoted for a guest that died
+
+usage()
+{
+	cat <<EOF
+Usage: $PROG --kernel ENTRY_OR_BZIMAGE --initrd FILE --out DIR [options] [-- suite args]
+
+Boot the module_async test VM in QEMU and print the suite's KTAP.
+
+  --kernel K      kernel entry directory (its vmlinuz is booted) or a bzImage
+  --initrd FILE   initramfs from tools/vm/mkinitramfs.sh
+  --out DIR       writes DIR/results.ktap (the suite's KTAP, one document
+                  for all boots), DIR/console.log (the serial console) and
+                  DIR/serial1.log (raw results channel) of every boot, and
+                  DIR/boot-K.ktap (boot K's own KTAP) if there were several
+  --timeout S     watchdog on each boot, in seconds (default 300)
+  --cases FILE    the cases in run order, one a line (first word; e.g. the
+                  runner's --list): needed to name a dead guest's case
+  --accel A       auto (default: KVM if it boots, else TCG), kvm or tcg
+  --boot B        auto (default: PVH entry of the unpacked kernel if it has
+                  one, else the bzImage), pvh or bzimage
+  --memory M      guest memory (default 1G)
+  --smp N         guest CPUs (default 2)
+  --help          show this help
+  -- ARGS         arguments for module_async.sh in the guest
+
+Exit status: the suite's (0 pass, 1 fail, 4 skip), 2 usage, 3 infrastructure.
+EOF
+}
+
+kernel='' initrd='' out='' timeout=300 accel=auto boot_mode=auto memory=1G smp=2
+cases_file=''
+suite_args=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kernel) need_arg "$1" $#; kernel=$2; shift 2 ;;
+	--initrd) need_arg "$1" $#; initrd=$2; shift 2 ;;
+	--out) need_arg "$1" $#; out=$2; shift 2 ;;
+	--timeout) need_arg "$1" $#; timeout=$2; shift 2 ;;
+	--cases) need_arg "$1" $#; cases_file=$2; shift 2 ;;
+	--accel) need_arg "$1" $#; accel=$2; shift 2 ;;
+	--boot) need_arg "$1" $#; boot_mode=$2; shift 2 ;;
+	--memory) need_arg "$1" $#; memory=$2; shift 2 ;;
+	--smp) need_arg "$1" $#; smp=$2; shift 2 ;;
+	-h|--help) usage; exit 0 ;;
+	--) shift; suite_args=("$@"); break ;;
+	*) usage_error "unknown option '$1'" ;;
+	esac
+done
+[ -n "$kernel" ] || usage_error "--kernel is required"
+[ -n "$initrd" ] || usage_error "--initrd is required"
+[ -n "$out" ] || usage_error "--out is required"
+[[ $timeout =~ ^[1-9][0-9]*$ ]] || usage_error "bad --timeout '$timeout'"
+[[ $smp =~ ^[1-9][0-9]*$ ]] || usage_error "bad --smp '$smp'"
+[[ $memory =~ ^[1-9][0-9]*[MG]?$ ]] || usage_error "bad --memory '$memory'"
+case $accel in
+auto|kvm|tcg) ;;
+*) usage_error "bad --accel '$accel' (auto, kvm or tcg)" ;;
+esac
+case $boot_mode in
+auto|pvh|bzimage) ;;
+*) usage_error "bad --boot '$boot_mode' (auto, pvh or bzimage)" ;;
+esac
+for arg in ${suite_args[@]+"${suite_args[@]}"}; do
+	[[ $arg != *$'\n'* ]] || usage_error "a suite argument cannot hold a newline: '$arg'"
+done
+
+need_cmd qemu-system-x86_64 cpio gzip
+[ -f "$initrd" ] || die "no initramfs at $initrd"
+[ -z "$cases_file" ] || [ -r "$cases_file" ] || die "cannot read --cases $cases_file"
+image=$(boot_image "$kernel" "$boot_mode")
+accel=$(qemu_accel "$accel")
+
+mkdir -p "$out"
+readonly console=$out/console.log serial1=$out/serial1.log results=$out/results.ktap
+readonly boot_initrd=$out/initramfs.boot.cpio.gz
+rm -f "$out"/boot-[0-9]*.ktap "$out"/boot-[0-9]*.record "$results"
+: >"$console"
+: >"$serial1"
+trap 'rm -f "$boot_initrd"' EXIT
+
+# initrd_with_args FILE ARGS...: FILE is the base initramfs and, appended,
+# a gzip'd cpio holding ARGS_FILE with ARGS, one a line.
+initrd_with_args()
+{
+	local dest=$1 dir
+
+	shift
+	dir=$(mktemp -d "$out/args.XXXXXX")
+	mkdir "$dir/etc"
+	: >"$dir/$ARGS_FILE"
+	[ $# -eq 0 ] || printf '%s\n' "$@" >"$dir/$ARGS_FILE"
+	cp "$initrd" "$dest"
+	(cd "$dir" && echo "$ARGS_FILE" | cpio --quiet -o -H newc -R 0:0) | gzip -n >>"$dest"
+	rm -rf "$dir"
+}
+
+# record RECORD KEY: a value of vm-boot.sh's record of a boot.
+record()
+{
+	awk -v k="$2" '$1 == k { sub(/^[^ ]* ?/, ""); print; exit }' "$1"
+}
+
+# planned_cases WANTED...: the cases of --cases in run order (their first
+# words), restricted to WANTED if any are named.
+planned_cases()
+{
+	local name
+
+	[ -n "$cases_file" ] || return 0
+	while read -r name _; do
+		[ -n "$name" ] || continue
+		[ $# -eq 0 ] || in_list "$name" "$@" || continue
+		printf '%s\n' "$name"
+	done <"$cases_file"
+}
+
+# in_list WORD LIST...: WORD is one of LIST.
+in_list()
+{
+	local w=$1 x
+
+	shift
+	for x in "$@"; do
+		[ "$x" != "$w" ] || return 0
+	done
+	return 1
+}
+
+# died_why RECORD BOOT: why the guest ended without reporting every case.
+died_why()
+{
+	local panic
+	local crash='Kernel panic - not syncing: |BUG: |Oops: |general protection fault'
+
+	case $(record "$1" outcome) in
+	timeout) printf 'no end marker within %s s (boot %s)\n' "$timeout" "$2" ;;
+	silent)
+		printf 'the fresh VM (boot %s) did not start the suite: the case did not run\n' \
+			"$2" ;;
+	end) printf 'the suite exited (rc=%s) without reporting it\n' "$(record "$1" rc)" ;;
+	*)
+		panic=$(tail -c +$(($(record "$1" console_off) + 1)) "$console" | tr -d '\r' |
+			grep -aoE "($crash).*" |
+			tail -n 1) || true
+		printf 'guest died: %s\n' "${panic:-QEMU exited without the end marker}"
+		;;
+	esac
+}
+
+# console_excerpt OFFSET: CONSOLE_LINES kernel lines of the console from
+# OFFSET (where a boot began): from just before the first oops or panic if
+# there is one, else the last ones.
+console_excerpt()
+{
+	tail -c +$(($1 + 1)) "$console" | tr -d '\r' |
+		sed 's/\x1b\[[0-9;?]*[A-Za-z]//g' |
+		grep -aE '^[[:space:]]*\[[[:space:]]*[0-9]+\.[0-9]+\]' |
+		awk -v max="$CONSOLE_LINES" '
+		{ line[NR] = $0 }
+		!first && (/Kernel panic - not syncing|BUG: |Oops: / ||
+			   /general protection fault/) { first = NR }
+		END {
+			from = first ? (first > 2 ? first - 2 : 1) : (NR > max ? NR - max + 1 : 1)
+			for (i = from; i <= NR && i < from + max; i++) print line[i]
+		}'
+}
+
+# complete_doc BOOT CASE WHY NPLAN NAMED: boot BOOT ended without reporting
+# CASE (the one that was running) after NAMED named results: its document
+# gets "not ok N CASE # ERROR WHY" with the console's last kernel lines, and
+# plan 1..NPLAN if the suite never printed one.
+complete_doc()
+{
+	local boot=$1 case=$2 why=$3 doc=$out/boot-$1.ktap
+
+	if ! "$KTAP" plan "$doc" >/dev/null; then
+		{
+			echo "TAP version 13"
+			echo "1..$4"
+			"$KTAP" body "$doc"
+		} >"$doc.new"
+		mv "$doc.new" "$doc"
+	fi
+	{
+		echo "# $case: $why; the kernel's console (boot $boot):"
+		console_excerpt "$(record "$out/boot-$boot.record" console_off)" |
+			sed 's/^/# console: /'
+		echo "not ok $(($5 + 1)) $case # ERROR $why"
+	} >>"$doc"
+	log "boot $boot: not ok $case # ERROR $why"
+}
+
+show_what_arrived()
+{
+	{
+		echo "---- last lines of $console ----"
+		tail -n 40 "$console" | tr -d '\r'
+		echo "---- $serial1 ----"
+		tr -d '\r' <"$serial1"
+		echo "----"
+	} >&2
+}
+
+# finish BOOTS INFRA: one document of the boots' documents, printed and in
+# results.ktap; the exit status from it (or 3, saying INFRA).
+finish()
+{
+	local boots=$1 infra=$2 rec=$out/boot-$1.record docs=() k status=0 rc
+
+	rc=$(record "$rec" rc)
+	if [ "$boots" = 1 ] && [ "$(record "$rec" outcome)" = end ] &&
+	   [ "$(record "$rec" wedged)" = 0 ] && [ -z "$infra" ]; then
+		# One clean boot: its document and its exit status, as they are.
+		mv "$out/boot-1.ktap" "$results"
+		rm -f "$rec"
+		cat "$results"
+		log "guest finished: rc=$rc; $results, $console"
+		case $rc in
+		0|1|4) exit "$rc" ;;
+		126|127) die "the suite could not run in the guest (rc=$rc)" ;;
+		*) log "the suite exited with $rc: reporting a failure"; exit 1 ;;
+		esac
+	fi
+	if [ "$boots" = 1 ] && [ -n "$infra" ]; then
+		[ "$(record "$rec" began)" = 1 ] || show_what_arrived
+		mv "$out/boot-1.ktap" "$results"
+		rm -f "$rec"
+		cat "$results"
+		die "$infra"
+	fi
+	for ((k = 1; k <= boots; k++)); do
+		docs+=("$out/boot-$k.ktap")
+	done
+	"$KTAP" merge "${docs[@]}" >"$results" || status=$?
+	[ "$boots" -gt 1 ] || rm -f "${docs[@]}"
+	rm -f "$out"/boot-[0-9]*.record
+	cat "$results"
+	log "$boots boot(s); $results, $console"
+	[ -z "$infra" ] || die "$infra"
+	case $status in
+	0|1|4) exit "$status" ;;
+	*) die "could not merge the boots' documents (ktap merge exit $status)" ;;
+	esac
+}
+
+# ---- the run --------------------------------------------------------------
+
+# base_args: the suite arguments without any --case (resumed boots name
+# their cases themselves); wanted: the cases those --case options named.
+base_args=() wanted=()
+set -- ${suite_args[@]+"${suite_args[@]}"}
+while [ $# -gt 0 ]; do
+	case $1 in
+	--case|-c) [ $# -ge 2 ] && wanted+=("$2"); shift 2 || shift ;;
+	--case=*) wanted+=("${1#--case=}"); shift ;;
+	*) base_args+=("$1"); shift ;;
+	esac
+done
+mapfile -t planned < <(planned_cases ${wanted[@]+"${wanted[@]}"})
+
+declare -A final=()	# the cases with a verdict, from any boot
+boot_args=(${suite_args[@]+"${suite_args[@]}"})
+nplan=${#wanted[@]}	# what the boot runs, if it prints no plan
+[ "$nplan" -gt 0 ] || nplan=${#planned[@]}
+note='' max_boots=0 infra='' boot=0
+while :; do
+	boot=$((boot + 1))
+	rec=$out/boot-$boot.record
+	doc=$out/boot-$boot.ktap
+	initrd_with_args "$boot_initrd" ${boot_args[@]+"${boot_args[@]}"}
+	"$TOOLS/vm/vm-boot.sh" --image "$image" --initrd "$boot_initrd" --out "$out" \
+		--boot "$boot" --accel "$accel" --timeout "$timeout" --memory "$memory" \
+		--smp "$smp" --note "$note" || die "boot $boot failed to run (see $out/qemu.log)"
+	accel=$(record "$rec" accel)
+	outcome=$(record "$rec" outcome)
+	wedged=$(record "$rec" wedged)
+	doc_plan=$("$KTAP" plan "$doc") || doc_plan=''
+	mapfile -t doc_names < <("$KTAP" verdicts "$doc" | awk '$2 != "(unnamed)" { print $2 }')
+	mapfile -t doc_skipped < <("$KTAP" leftover "$doc")
+
+	if [ "$boot" = 1 ] && [ "$(record "$rec" began)" = 0 ]; then
+		if [ ! -s "$console" ]; then
+			infra="QEMU failed (see $out/qemu.log): $(tail -n 1 "$out/qemu.log")"
+		else
+			infra="the guest did not start the suite"
+			infra+=" ($outcome after $(record "$rec" seconds) s)"
+		fi
+		break
+	fi
+	if [ "$boot" = 1 ]; then
+		if [ -n "$doc_plan" ]; then
+			max_boots=$((doc_plan + 1))
+		elif [ ${#planned[@]} -gt 0 ]; then
+			max_boots=$((${#planned[@]} + 1))
+		fi
+		rc=$(record "$rec" rc)
+		if [ -z "$doc_plan" ] && [ "$outcome" = end ] && [ "$wedged" = 0 ]; then
+			case $rc in
+			126|127) infra="the suite could not run in the guest (rc=$rc)" ;;
+			esac
+			[ -z "$infra" ] || break
+		fi
+	fi
+
+	progress=0
+	for name in ${doc_names[@]+"${doc_names[@]}"}; do
+		in_list "$name" ${doc_skipped[@]+"${doc_skipped[@]}"} && continue
+		[ -n "${final[$name]:-}" ] || progress=1
+		final[$name]=1
+	done
+
+	# A clean end with every planned case reported: done.
+	if [ "$outcome" = end ] && [ "$wedged" = 0 ] &&
+	   { [ -z "$doc_plan" ] || [ "${#doc_names[@]}" -ge "$doc_plan" ]; }; then
+		break
+	fi
+
+	if [ "$wedged" = 0 ]; then
+		# The guest (or the suite) died: blame the case that was running.
+		if [ ${#planned[@]} -eq 0 ]; then
+			infra="cannot name the case that was running in boot $boot"
+			infra+=" (no case list: pass --cases)"
+			show_what_arrived
+			break
+		fi
+		running=''
+		for name in "${planned[@]}"; do
+			if [ -z "${final[$name]:-}" ] &&
+			   ! in_list "$name" ${doc_names[@]+"${doc_names[@]}"}; then
+				running=$name
+				break
+			fi
+		done
+		if [ -z "$running" ]; then
+			log "boot $boot: $outcome, but every case has a verdict"
+			break
+		fi
+		complete_doc "$boot" "$running" "$(died_why "$rec" "$boot")" "$nplan" \
+			"${#doc_names[@]}"
+		final[$running]=1
+		progress=1
+	fi
+
+	# The cases left over: the planned ones without a verdict, else those
+	# the wedge made the suite skip.
+	remaining=()
+	if [ ${#planned[@]} -gt 0 ]; then
+		for name in "${planned[@]}"; do
+			[ -n "${final[$name]:-}" ] || remaining+=("$name")
+		done
+	else
+		remaining=(${doc_skipped[@]+"${doc_skipped[@]}"})
+	fi
+	[ ${#remaining[@]} -gt 0 ] || break
+	if [ "$progress" = 0 ]; then
+		log "boot $boot: no case got a verdict: not booting again"
+		break
+	fi
+	if [ "$max_boots" -gt 0 ] && [ "$boot" -ge "$max_boots" ]; then
+		log "boot $boot: $max_boots boots are the most a run may take"
+		break
+	fi
+	nplan=${#remaining[@]}
+	boot_args=(${base_args[@]+"${base_args[@]}"})
+	for name in "${remaining[@]}"; do
+		boot_args+=(--case "$name")
+	done
+	note=" (a fresh VM for the cases left over: ${remaining[*]})"
+	printf '==== vm-run.sh: boot %d, a fresh VM: %s ====\n' "$((boot + 1))" "${boot_args[*]}" |
+		tee -a "$console" >>"$serial1"
+done
+finish "$boot" "$infra"
