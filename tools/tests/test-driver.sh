@@ -74,10 +74,28 @@ help_on_stdout()
 	[ "$status" -eq 0 ] && grep -q "^Usage:" "$tmp/out"
 }
 
-eleven_distinct_cases()
+# The runner's cases, each once, are the expected table's rows, in order.
+cases_of_the_table()
 {
 	[ "$status" -eq 0 ] &&
-		[ "$(awk '{ print $1 }' "$tmp/out" | sort -u | grep -c .)" -eq 11 ]
+		[ "$(awk '{ print $1 }' "$tmp/out" | sort | uniq -d)" = "" ] &&
+		diff <(awk '{ print $1 }' "$tmp/out") <("$TOOLS/expected/expected.sh" cases) \
+			>"$tmp/err"
+}
+
+# settings' timeout covers its worst honest run: every case failing on its
+# bound (twice --timeout-ms's 10 s), a 5 s rmmod bound a test module, and
+# 20 s of passing work on a slow guest.
+settings_bound_covers()
+{
+	local timeout ncases nmodules need
+
+	timeout=$(sed -n 's/^timeout=\([0-9][0-9]*\)$/\1/p' "$TOP/settings")
+	ncases=$(grep -c . "$tmp/out")
+	nmodules=$(make -s -C "$TOP/modules" list | wc -w)
+	need=$((ncases * 20 + nmodules * 5 + 20))
+	echo "timeout=$timeout, worst honest run $need s" >"$tmp/err"
+	[ -n "$timeout" ] && [ "$timeout" -ge "$need" ]
 }
 
 skip_names_runner()
@@ -99,7 +117,8 @@ run --help
 check "--help: exit 0 with usage" help_on_stdout
 
 run --list
-check "--list: the eleven cases, each once" eleven_distinct_cases
+check "--list: the cases of the expected table, each once, in order" cases_of_the_table
+check "settings: the timeout covers every case failing on its bound" settings_bound_covers
 
 run --modules-dir "$tmp/empty"
 check "missing prerequisite: whole-suite SKIP with a reason" is_skip_document

@@ -24,7 +24,8 @@ PROG=${0##*/}
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/../lib.sh"
 
-readonly TEST_MODULES="ma_async_init ma_elv ma_gate ma_nested ma_plain ma_request ma_worker_async"
+TEST_MODULES=$(make -s -C "$TOP/modules" list)
+readonly TEST_MODULES
 readonly HEADER='selftests: module_async: module_async.sh'
 readonly KTAP=$TOOLS/ktap/ktap
 

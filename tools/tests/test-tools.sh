@@ -236,12 +236,18 @@ suite=$tmp/suite
 mkdir -p "$suite/modules"
 cp "$tmp/hello/ma_standin.ko" "$suite/modules/"
 echo "timeout=60" >"$suite/settings"
-# The stand-in runner knows only --list: run here, it gives vm-run.sh the
-# planned order of a scenario's cases (--cases), as vm.sh does with the
-# runner it built; the stand-in suite runs it in the guest.
+# The stand-in runner knows only --list and --list-modules: run here, it
+# gives vm-run.sh the planned order of a scenario's cases (--cases), as
+# vm.sh does with the runner it built, and mkinitramfs.sh the kernel's
+# modules to pack; the stand-in suite runs it in the guest.
 cat >"$suite/module_async" <<'EOF'
 #!/bin/sh
-# Stand-in runner: --list prints the cases of a scenario in run order.
+# Stand-in runner: --list prints the cases of a scenario in run order,
+# --list-modules the kernel's modules the default scenario loads.
+if [ "${1:-}" = --list-modules ]; then
+	printf '%s\n' null_blk kyber-iosched bfq
+	exit 0
+fi
 [ "${1:-}" = --list ] || { echo "stand-in runner: --list only" >&2; exit 2; }
 shift
 case " $* " in

@@ -3,8 +3,8 @@
 #
 # Build the initramfs of the module_async test VM: busybox, dash as /bin/sh,
 # the real kmod tools and util-linux dmesg with their shared libraries, the
-# kernel's own null_blk, kyber-iosched and bfq modules with their
-# dependencies, the suite in /opt/module_async/ (--suite) or a kselftest
+# kernel's own modules the cases load (the runner's --list-modules) with
+# their dependencies, the suite in /opt/module_async/ (--suite) or a kselftest
 # install in /opt/kselftest/ (--kselftest), its test modules in
 # /lib/modules/<krel>/extra/, and tools/vm/guest-init.sh as /init.
 #
@@ -30,9 +30,6 @@ PROG=${0##*/}
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/../lib.sh"
 
-# The kernel modules the suite needs from the kernel (as modprobe names
-# them); each comes with what modules.dep says it depends on.
-KERNEL_MODULES=(null_blk kyber-iosched bfq)
 KMOD_TOOLS=(modprobe insmod rmmod lsmod depmod modinfo)
 
 usage()
@@ -97,6 +94,13 @@ else
 	done
 	need_cmd timeout
 fi
+# The kernel's own modules the cases load (as modprobe names them), from
+# the runner's case table; each comes with what modules.dep says it needs.
+runner=$suite/module_async
+[ "$via" = direct ] || runner=$suite/module_async/module_async
+list=$("$runner" --list-modules) || die "$runner --list-modules failed"
+[ -n "$list" ] || die "$runner --list-modules names no module"
+mapfile -t kernel_modules <<<"$list"
 busybox=$(command -v busybox)
 if ldd "$busybox" >/dev/null 2>&1; then
 	die "$busybox is dynamically linked: install busybox-static"
@@ -157,7 +161,7 @@ chmod 755 "$root/init"
 # The kernel's modules the suite needs, with their dependencies.
 cp "$moddir"/modules.{order,builtin,builtin.modinfo} "$root/lib/modules/$krel/" 2>/dev/null ||
 	true
-for mod in "${KERNEL_MODULES[@]}"; do
+for mod in "${kernel_modules[@]}"; do
 	name=${mod//-/_}
 	files=$(awk -v want="$name" '
 		{ f = $1; sub(/:$/, "", f)
