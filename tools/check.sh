@@ -10,6 +10,8 @@
 #   compare  the verdict comparator against documents it must accept/reject
 #   driver   module_async.sh: usage errors, whole-suite SKIPs with reasons
 #   tools    host tests of the VM tooling (fetch, initramfs, boot)
+#   add-case a case added on a copy of the tree in three files (the case
+#            table, the expected table, config) and all that follows
 #   intree   the suite as a kselftest target of a copy of linux-source-6.1:
 #            build, run_tests, install, run_kselftest.sh, O=, top level
 #   via      the suite in a VM through an installed run_kselftest.sh -c
@@ -38,8 +40,8 @@ PROG=${0##*/}
 . "$(dirname "$0")/lib.sh"
 readonly logdir=$TOP/build/check
 
-readonly all_stages="shell build lib compare driver tools intree via checkpatch sparse matrix \
-ktap deadlock kernels fresh"
+readonly all_stages="shell build lib compare driver tools add-case intree via checkpatch sparse \
+matrix ktap deadlock kernels fresh"
 
 usage()
 {
@@ -201,6 +203,11 @@ stage_kernels()
 stage_fresh()
 {
 	"$TOOLS/tests/test-fresh.sh"
+}
+
+stage_add_case()
+{
+	"$TOOLS/tests/test-add-case.sh"
 }
 
 stage_tools()
