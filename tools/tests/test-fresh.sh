@@ -7,7 +7,9 @@
 # machine's apt sources and nothing else; in it, as root under chroot (with
 # /dev, /proc and /sys bind-mounted): the prerequisites command the README
 # gives, a clone of the project's committed HEAD, and `make vm` in that
-# clone, with a cache of its own (empty: nothing is fetched or built before).
+# clone, with a cache of its own (empty: nothing is fetched or built before);
+# first, as another user, `make vm` must stop at once, naming the apt-get
+# command to run.
 # Its KTAP must hold the stock kernel's expected verdicts.
 #
 # The minbase root is made once and kept as a tarball in
@@ -181,6 +183,21 @@ if in_root "git clone -q /srv/module_async.git /root/module_async &&
 	pass "a clone of $rev by the root's own git"
 else
 	fail "a clone of $rev (log: $log/clone.log)"
+fi
+
+# As another user, before the packages are there: the one apt-get command
+# to run, a failure, and nothing fetched.
+in_root "git clone -q /srv/module_async.git /tmp/user-clone &&
+	 chown -R nobody:nogroup /tmp/user-clone" >"$log/user-clone.log" 2>&1 || true
+rc=0
+chroot --userspec=nobody:nogroup "$root" /usr/bin/env -i HOME=/tmp/user-home \
+	PATH=/usr/sbin:/usr/bin:/sbin:/bin make -C /tmp/user-clone vm \
+	>"$log/user-make-vm.out" 2>"$log/user-make-vm.log" || rc=$?
+if [ "$rc" -ne 0 ] && grep -q '^  apt-get update && apt-get install -y ' "$log/user-make-vm.log" &&
+   [ ! -e "$root/tmp/user-home/.cache" ]; then
+	pass "make vm as another user: exit $rc, the apt-get command to run, nothing fetched"
+else
+	fail "make vm as another user: exit $rc (log: $log/user-make-vm.log)"
 fi
 
 start=$(date +%s)
