@@ -63,10 +63,10 @@ need_arg()
 	[ "$2" -ge 2 ] || usage_error "option $1 needs a value"
 }
 
-# The test reporter of every test script: one "PASS what" or "FAIL what"
-# line a check, counted in $passed and $failed; checks_summary prints the
-# closing "N passed, N failed" line (the one tools/check.sh counts) and
-# fails when a check did.
+# The test reporter of every test script: one "PASS what", "FAIL what" or
+# "SKIP what: why" line a check, counted in $passed, $failed and $skipped;
+# checks_summary prints the closing "N passed, N failed[, N skipped]" line
+# (the one tools/check.sh counts) and fails when a check did.
 pass()
 {
 	echo "PASS $*"
@@ -79,9 +79,15 @@ fail()
 	failed=$((${failed:-0} + 1))
 }
 
+skip()
+{
+	echo "SKIP $*"
+	skipped=$((${skipped:-0} + 1))
+}
+
 checks_summary()
 {
-	echo "${passed:-0} passed, ${failed:-0} failed"
+	echo "${passed:-0} passed, ${failed:-0} failed${skipped:+, $skipped skipped}"
 	[ "${failed:-0}" -eq 0 ]
 }
 
