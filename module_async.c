@@ -32,7 +32,7 @@
  * The kernel cannot load or unload anything after that, so nothing more is
  * tried: every remaining case is "ok M <name> # SKIP kernel wedged by
  * <case>", and the run ends with the totals and exit status 1. A harness
- * can run the remaining cases on a fresh kernel (tools/vm-run.sh does).
+ * can run the remaining cases on a fresh kernel (tools/vm/vm-run.sh does).
  *
  * Thresholds come from a baseline measured in the same run; no case sleeps
  * for a fixed time. Everything the runner changes is put back: modules it
