@@ -110,9 +110,11 @@ endif
 # patched or a bzImage, with KDIR= its build tree or headers and MODDIR=
 # its module tree (see tools/vm/vm.sh --help).  DIST: the Debian release of
 # the stock kernel (bullseye, bookworm, bookworm-backports, trixie, sid;
-# default bookworm).
+# default bookworm).  SRC: the linux-source-X.Y vanilla and patched are built
+# from (6.1, the default; 6.12; 7.2), results in build/vm/KERNEL-X.Y.
 KERNEL ?=
 DIST ?=
+SRC ?=
 MODDIR ?=
 ALLOW_DEADLOCK ?= 0
 SUITE_ARGS ?=
@@ -125,6 +127,7 @@ VIA ?=
 
 vm:
 	tools/vm/vm.sh $(if $(KERNEL),--kernel $(KERNEL)) $(if $(DIST),--dist $(DIST)) \
+		$(if $(SRC),--src $(SRC)) \
 		$(if $(KVER),--kver $(KVER)) \
 		$(if $(KDIR),--kdir $(KDIR)) $(if $(MODDIR),--moddir $(MODDIR)) \
 		$(foreach p,$(PATCH),--patch $(p)) \

@@ -1,10 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build a small x86_64 kernel from Debian's linux-source package for the
-# suite's VM: the "vanilla" variant is the source as Debian ships it, the
-# "patched" variant adds tools/kernel/patches/*.patch (the 3.8 PF_USED_ASYNC flag).
-# Candidate patches (--patch) go on top, for a maintainer judging a fix.
+# Build a small x86_64 kernel from one of Debian's linux-source packages
+# (linux-source-6.1 by default, --src 7.2 for today's) for the suite's VM:
+# the "vanilla" variant is the source as Debian ships it, the "patched"
+# variant adds the patch series of the source's version,
+# tools/kernel/patches/<X.Y>/*.patch (the 3.8 PF_USED_ASYNC flag
+# forward-ported to that series).  Candidate patches (--patch) go on top, for
+# a maintainer judging a fix.
 #
 # The configuration is tinyconfig + the suite's "config" + the boot fragment
 # tools/kernel/kconfig/boot.config; the build fails, naming the symbols, if any value
@@ -39,18 +42,25 @@ RECIPE=1
 usage()
 {
 	cat <<EOF
-Usage: $PROG --variant vanilla|patched [--patch FILE]... [--kver DEBVERSION]
-       [--config FILE] [--source DIR] [--jobs N] [--verbose]
+Usage: $PROG --variant vanilla|patched [--patch FILE]... [--src X.Y]
+       [--dist RELEASE] [--kver DEBVERSION] [--config FILE] [--source DIR]
+       [--jobs N] [--verbose]
 
-Build a kernel from Debian's linux-source-6.1 (tinyconfig + the suite's config
+Build a kernel from Debian's linux-source-X.Y (tinyconfig + the suite's config
 + tools/kernel/kconfig/boot.config) out of tree, and print the path of the cache entry
 (vmlinuz, krel, lib/modules/<krel>/, kdir) as the last line.
 
   --variant V        vanilla: the source as Debian ships it;
-                     patched: with tools/kernel/patches/*.patch applied (in order)
+                     patched: with tools/kernel/patches/<X.Y>/*.patch applied
+                     (in order), X.Y the source's VERSION.PATCHLEVEL
   --patch FILE       apply FILE (patch -p1, no fuzz) after the variant's own
                      patches; repeatable, applied in the order given
-  --kver DEBVERSION  Debian version of linux-source-6.1 (e.g. 6.1.192-3);
+  --src X.Y          the source series, linux-source-X.Y (6.1, 6.12, 7.2);
+                     default: that of --kver, else 6.1 as
+                     tools/kernel/fetch-source.sh picks it
+  --dist RELEASE     the Debian release to take the source from (default:
+                     the one that carries the series, see fetch-source.sh)
+  --kver DEBVERSION  Debian version of linux-source-X.Y (e.g. 6.1.192-3);
                      default: \$KVER, else what tools/kernel/fetch-source.sh picks
   --config FILE      the suite's config fragment (default: the repository's
                      top-level config)
@@ -68,6 +78,8 @@ EOF
 
 variant=
 kver=${KVER:-}
+series=
+dist=
 config=
 source_dir=
 jobs=
@@ -79,6 +91,10 @@ while [ $# -gt 0 ]; do
 	--variant=*) variant=${1#*=}; shift ;;
 	--patch) need_arg "$1" $#; extra_patches+=("$2"); shift 2 ;;
 	--patch=*) extra_patches+=("${1#*=}"); shift ;;
+	--src) need_arg "$1" $#; series=$2; shift 2 ;;
+	--src=*) series=${1#*=}; shift ;;
+	--dist) need_arg "$1" $#; dist=$2; shift 2 ;;
+	--dist=*) dist=${1#*=}; shift ;;
 	--kver) need_arg "$1" $#; kver=$2; shift 2 ;;
 	--kver=*) kver=${1#*=}; shift ;;
 	--config) need_arg "$1" $#; config=$2; shift 2 ;;
@@ -99,6 +115,13 @@ vanilla|patched) ;;
 *) usage_error "bad variant '$variant' (vanilla or patched)" ;;
 esac
 [ -z "$kver" ] || check_debversion "$kver"
+if [ -n "$series" ]; then
+	[[ $series =~ ^[0-9]+\.[0-9]+$ ]] || usage_error "bad --src '$series' (X.Y, e.g. 7.2)"
+	if [ -n "$kver" ] && [[ $kver != "$series".* ]]; then
+		usage_error "version $kver is not of series $series"
+	fi
+fi
+[ -z "$dist" ] || [[ $dist =~ ^[a-z]+(-[a-z]+)?$ ]] || usage_error "bad Debian release '$dist'"
 if [ -n "$jobs" ]; then
 	[[ $jobs =~ ^[1-9][0-9]*$ ]] || usage_error "bad --jobs '$jobs'"
 else
@@ -123,11 +146,20 @@ if [ -n "$source_dir" ]; then
 else
 	[ -x "$TOOLS/kernel/fetch-source.sh" ] ||
 		die "no $TOOLS/kernel/fetch-source.sh: give the source with --source DIR"
-	source_dir=$("$TOOLS/kernel/fetch-source.sh" ${kver:+--kver "$kver"} | tail -n 1)
+	source_dir=$("$TOOLS/kernel/fetch-source.sh" ${dist:+--dist "$dist"} \
+		${series:+--series "$series"} ${kver:+--kver "$kver"} | tail -n 1)
 	[ -f "$source_dir/Makefile" ] ||
 		die "fetch-source.sh gave '$source_dir', which is no kernel source tree"
 fi
 source_dir=$(cd "$source_dir" && pwd)
+# The series is the tree's own VERSION.PATCHLEVEL, whatever asked for it.
+tree_series=$(awk '$1 == "VERSION" { v = $3 } $1 == "PATCHLEVEL" { p = $3 }
+		   END { print v "." p }' "$source_dir/Makefile")
+[[ $tree_series =~ ^[0-9]+\.[0-9]+$ ]] || die "no VERSION.PATCHLEVEL in $source_dir/Makefile"
+if [ -n "$series" ] && [ "$series" != "$tree_series" ]; then
+	die "$source_dir is linux $tree_series, not the --src $series asked for"
+fi
+series=$tree_series
 if [ -z "$kver" ]; then
 	# fetch-source.sh unpacks into $CACHE/source/<debversion>/linux-source-*.
 	case $source_dir in
@@ -147,13 +179,17 @@ fi
 
 # ---- what the entry is made from ------------------------------------------
 
+# The stamp names a patch by its file name, not its directory: moving 6.1's
+# series into patches/6.1/ kept the keys of the entries built before.
 patches=()
 if [ "$variant" = patched ]; then
-	for p in "$TOOLS"/kernel/patches/*.patch; do
+	for p in "$TOOLS/kernel/patches/$series"/*.patch; do
 		[ -f "$p" ] && patches+=("$p")
 	done
 	[ "${#patches[@]}" -gt 0 ] ||
-		die "no patches in $TOOLS/kernel/patches for the patched variant"
+		die "no patches in $TOOLS/kernel/patches/$series for the patched variant" \
+			"of linux $series (the series there: $(cd "$TOOLS/kernel/patches" &&
+			echo */ | tr -d /))"
 fi
 patches+=(${extra_patches[@]+"${extra_patches[@]}"})
 

@@ -1,9 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Fetch Debian's kernel source package (linux-source-<x.y>) of the stock
-# kernel's version, unpack its tarball once into the cache and print the
-# tree's path: $CACHE/source/<debversion>/linux-source-<x.y>.
+# Fetch one of Debian's kernel source packages (linux-source-<x.y>), unpack
+# its tarball once into the cache and print the tree's path:
+# $CACHE/source/<debversion>/linux-source-<x.y>.  Without options it is the
+# source of the stock kernel's version in bookworm (the suite's reference,
+# 6.1); --series picks another series of a release that carries it (7.2 is
+# in sid, 6.12 in trixie and bookworm-backports), reached by tools/lib.sh's
+# deb_release like fetch-kernel.sh's kernels.
 # Used for kselftest.h (standalone builds), kernel builds, checkpatch and
 # kunit_parser.py.
 
@@ -16,13 +20,23 @@ PROG=${0##*/}
 usage()
 {
 	cat <<EOF
-Usage: $PROG [--kver DEBVERSION]
+Usage: $PROG [--dist RELEASE] [--series X.Y] [--kver DEBVERSION]
 
 Download linux-source-<x.y> with apt-get download, unpack its source tarball
 into the cache and print the path of the source tree.
 
+  --dist RELEASE     the Debian release to take it from: bookworm, bullseye,
+                     bookworm-backports, trixie, sid, ...; default: the
+                     release that carries the series (bullseye 5.10, bookworm
+                     6.1, trixie 6.12, sid 7.2), else bookworm (not \$DIST:
+                     make vm DIST= names the stock kernel, and the runner's
+                     kselftest.h comes from here)
+  --series X.Y       the source package linux-source-X.Y (e.g. 7.2); default:
+                     the series of --kver, else of the version
+                     linux-image-amd64 points to in RELEASE
   --kver DEBVERSION  Debian package version (e.g. 6.1.192-3); default: \$KVER,
-                     else the version linux-image-amd64 points to
+                     else the version apt would install of linux-source-X.Y
+                     (of linux-image-amd64 without --series)
   --help             show this help
 
 Cache: \${MODULE_ASYNC_CACHE:-\${XDG_CACHE_HOME:-\$HOME/.cache}/module_async}
@@ -30,9 +44,28 @@ A complete entry is reused without network access.
 EOF
 }
 
+# series_release X.Y: the Debian release whose linux-source-X.Y is that
+# release's own kernel (its newest point release), for --series without
+# --dist; empty for a series no release is known to carry.
+series_release()
+{
+	case $1 in
+	5.10) echo bullseye ;;
+	6.1) echo bookworm ;;
+	6.12) echo trixie ;;
+	7.2) echo sid ;;
+	esac
+}
+
+dist=
+series=
 kver=${KVER:-}
 while [ $# -gt 0 ]; do
 	case $1 in
+	--dist) need_arg "$1" $#; dist=$2; shift 2 ;;
+	--dist=*) dist=${1#*=}; shift ;;
+	--series) need_arg "$1" $#; series=$2; shift 2 ;;
+	--series=*) series=${1#*=}; shift ;;
 	--kver) need_arg "$1" $#; kver=$2; shift 2 ;;
 	--kver=*) kver=${1#*=}; shift ;;
 	-h|--help) usage; exit 0 ;;
@@ -40,18 +73,43 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ -z "$kver" ] || check_debversion "$kver"
+if [ -n "$series" ]; then
+	[[ $series =~ ^[0-9]+\.[0-9]+$ ]] || usage_error "bad series '$series' (X.Y, e.g. 7.2)"
+	if [ -n "$kver" ] && [[ $kver != "$series".* ]]; then
+		usage_error "version $kver is not of series $series"
+	fi
+elif [[ $kver =~ ^([0-9]+\.[0-9]+)\. ]]; then
+	series=${BASH_REMATCH[1]}
+fi
+if [ -z "$dist" ]; then
+	dist=$(series_release "$series")
+	if [ -z "$dist" ] && [ -n "$series" ]; then
+		usage_error "no Debian release is known to carry linux-source-$series: give --dist"
+	fi
+	dist=${dist:-bookworm}
+fi
+[[ $dist =~ ^[a-z]+(-[a-z]+)?$ ]] || usage_error "bad Debian release '$dist'"
 
 # The first step of a standalone build: the host's packages come first.
 "$TOOLS/deps.sh" || die "missing packages"
 need_cmd apt-cache apt-get dpkg-deb sha256sum flock tar xz
 
+deb_release "$dist"
+if [ -z "$kver" ] && [ -n "$series" ]; then
+	kver=$(deb_default_version "linux-source-$series")
+	if [ -z "$kver" ] || [ "$kver" = "(none)" ]; then
+		die "Debian $dist has no linux-source-$series" \
+			"(see apt-cache madison linux-source-$series; give --dist)"
+	fi
+fi
 kver=$(stock_version "$kver")
 [[ $kver =~ ^([0-9]+\.[0-9]+)\. ]] || die "unexpected kernel version '$kver'"
 src=linux-source-${BASH_REMATCH[1]}
 
 read -r pkg sha arch < <(deb_index "$kver" "$src") || true
 [ "${pkg:-}" = "$src" ] ||
-	die "package $src version $kver is not known to apt (see apt-cache madison $src)"
+	die "package $src version $kver is not known to apt in Debian $dist" \
+		"(see apt-cache madison $src)"
 stamp="$sha  ${src}_$kver"
 
 cache=$(cache_dir)

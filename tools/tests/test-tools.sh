@@ -228,6 +228,21 @@ check_rc "fetch-source.sh prints the source tree" 0 "$TOOLS/kernel/fetch-source.
 src=$(tail -n 1 "$tmp/rc.out")
 check "source tree has kselftest.h and kernel/async.c" \
 	test -f "$src/tools/testing/selftests/kselftest.h" -a -f "$src/kernel/async.c"
+check_rc "fetch-source.sh --series 7.2 --kver 6.1.192-3 exits 2" 2 \
+	"$TOOLS/kernel/fetch-source.sh" --series 7.2 --kver 6.1.192-3
+check_rc "fetch-source.sh --series 9.9 (no release carries it) exits 2" 2 \
+	"$TOOLS/kernel/fetch-source.sh" --series 9.9
+# linux-source-7.2 comes from sid (a download on a cold cache).
+check_rc "fetch-source.sh --series 7.2 prints sid's linux-source-7.2" 0 \
+	"$TOOLS/kernel/fetch-source.sh" --series 7.2
+case $(tail -n 1 "$tmp/rc.out") in
+*/source/7.2.*/linux-source-7.2) pass "the 7.2 source is a 7.2 entry" ;;
+*) not_ok "the 7.2 source is a 7.2 entry" "got: $(tail -n 1 "$tmp/rc.out")" ;;
+esac
+check_rc "build-kernel.sh --src 7.2 on a 6.1 tree exits 3" 3 \
+	"$TOOLS/kernel/build-kernel.sh" --variant patched --src 7.2 --source "$src"
+grep -q 'not the --src 7.2 asked for' "$tmp/rc.err" ||
+	not_ok "build-kernel.sh names the series mismatch"
 
 # ---- mkinitramfs.sh -------------------------------------------------------
 section "mkinitramfs.sh"

@@ -33,10 +33,11 @@ Runs the suite in a QEMU guest and prints its KTAP output.
   --kernel KERNEL      which kernel to boot:
                          stock    Debian's stock kernel of --dist (the
                                   default without --patch)
-                         vanilla  linux-source-6.1 built from tinyconfig+config
-                                  (the default with --patch)
+                         vanilla  linux-source-6.1 (or --src) built from
+                                  tinyconfig+config (the default with --patch
+                                  or --src)
                          patched  the same with the 3.8 flag
-                                  (tools/kernel/patches/)
+                                  (tools/kernel/patches/<X.Y>/)
                          FILE     a bzImage of your own; needs --kdir
   --kdir DIR           for --kernel FILE: its configured build tree, or its
                        headers (e.g. /usr/src/linux-headers-<release>)
@@ -46,10 +47,16 @@ Runs the suite in a QEMU guest and prints its KTAP output.
                        the root the headers are in)
   --patch FILE         build from source with this candidate patch applied on
                        top (repeatable; --kernel vanilla or patched)
+  --src X.Y            for --kernel vanilla or patched: build from Debian's
+                       linux-source-X.Y: 6.1 (the default), 6.12 or 7.2;
+                       results go to build/vm/KERNEL-X.Y unless --out (6.1's
+                       stay in build/vm/KERNEL)
   --dist RELEASE       for --kernel stock: the Debian release whose kernel
                        to boot: bullseye, bookworm (the default, or \$DIST),
                        bookworm-backports, trixie, sid; results go to
-                       build/vm/stock-RELEASE unless --out
+                       build/vm/stock-RELEASE unless --out.  With --src: the
+                       release to take the source from (default: the one
+                       that carries it: trixie 6.12, sid 7.2)
   --kver VERSION       Debian package version of the kernel or source
                        (default: the version linux-image-amd64 points to)
   --allow-deadlock     run the cases that can wedge the kernel for good
@@ -72,6 +79,7 @@ EOF
 
 kernel=
 dist=${DIST:-}
+src=
 kver=
 kdir=
 moddir=
@@ -84,6 +92,7 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) need_arg "$1" $#; kernel=$2; shift ;;
 	--dist) need_arg "$1" $#; dist=$2; shift ;;
+	--src) need_arg "$1" $#; src=$2; shift ;;
 	--kver) need_arg "$1" $#; kver=$2; shift ;;
 	--kdir) need_arg "$1" $#; kdir=$2; shift ;;
 	--moddir) need_arg "$1" $#; moddir=$2; shift ;;
@@ -174,10 +183,10 @@ custom_entry()
 	echo "$dir"
 }
 
-# Which kernel: with candidate patches, the source build they apply to.
+# Which kernel: with candidate patches or a source series, the source build.
 if [ -z "$kernel" ]; then
 	kernel=stock
-	[ ${#patches[@]} -eq 0 ] || kernel=vanilla
+	[ ${#patches[@]} -eq 0 ] && [ -z "$src" ] || kernel=vanilla
 fi
 case "$kernel" in
 vanilla | patched) ;;
@@ -190,8 +199,17 @@ vanilla | patched) ;;
 	fi
 	;;
 esac
-[ -z "$dist" ] || [ "$kernel" = stock ] ||
-	usage_error "--dist goes with the stock kernel, not '$kernel'"
+if [ -n "$src" ]; then
+	case "$kernel" in
+	vanilla | patched) ;;
+	*) usage_error "--src goes with a kernel built from source (vanilla or patched)," \
+		"not '$kernel'" ;;
+	esac
+	[[ $src =~ ^[0-9]+\.[0-9]+$ ]] ||
+		usage_error "--src wants a series X.Y (e.g. 7.2), not '$src'"
+fi
+[ -z "$dist" ] || [ "$kernel" = stock ] || [ -n "$src" ] ||
+	usage_error "--dist goes with the stock kernel or --src, not '$kernel' alone"
 if [ -f "$kernel" ] || [ -n "$kdir$moddir" ]; then
 	[ -f "$kernel" ] || usage_error "--kdir and --moddir go with --kernel FILE"
 	[ -n "$kdir" ] || usage_error "--kernel FILE needs --kdir"
@@ -218,9 +236,12 @@ stock)
 	log "kdir: $(cat "$entry/kdir.how" 2>/dev/null || echo "$entry/kdir")"
 	;;
 vanilla | patched)
-	entry=$("$TOOLS/kernel/build-kernel.sh" --variant "$kernel" ${kver:+--kver "$kver"} \
-		"${patches[@]}" | tail -n 1) || die "could not build the $kernel kernel"
-	[ ${#patches[@]} -eq 0 ] || name=$kernel+patches
+	entry=$("$TOOLS/kernel/build-kernel.sh" --variant "$kernel" ${src:+--src "$src"} \
+		${dist:+--dist "$dist"} ${kver:+--kver "$kver"} "${patches[@]}" |
+		tail -n 1) || die "could not build the $kernel kernel"
+	# 6.1, the default source, keeps the names it had before --src.
+	[ -z "$src" ] || [ "$src" = 6.1 ] || name=$kernel-$src
+	[ ${#patches[@]} -eq 0 ] || name=$name+patches
 	;;
 *)
 	name=custom
@@ -255,7 +276,7 @@ fi
 # --kver of another release is no version of the default source its
 # kselftest.h comes from (KVER= also overrides one make passed down).
 runner_kver=$kver
-[ -z "$dist" ] || runner_kver=
+[ -z "$dist$src" ] || runner_kver=
 make -s -C "$TOP" KVER="$runner_kver" OUTPUT="$TOP/build" all >&2 ||
 	die "could not build the runner"
 
