@@ -28,6 +28,7 @@ usage()
 {
 	cat <<EOF
 usage: $PROG [--kernel NAME]... [--allow-deadlock] [--reuse] [--out DIR]
+       $PROG --list
 
 Runs the suite in a VM on each kernel (default: every kernel of
 tools/expected/verdicts that vm.sh can make) and prints the verdict matrix.
@@ -42,6 +43,8 @@ tools/expected/verdicts that vm.sh can make) and prints the verdict matrix.
   --allow-deadlock  also the cases that can wedge the kernel; compared
                     with the kernel's verdicts with deadlocks allowed
   --reuse           do not run the VMs: tabulate results already in --out
+  --list            print the kernels it would run, one a line, and the
+                    ones left out on stderr
   --out DIR         results go to DIR/<kernel>/ (default: build/matrix)
   -h, --help        this text
 EOF
@@ -50,6 +53,7 @@ EOF
 kernels=()
 allow=
 reuse=0
+list=0
 out=$TOP/build/matrix
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -61,6 +65,7 @@ while [ $# -gt 0 ]; do
 		;;
 	--allow-deadlock) allow=--allow-deadlock ;;
 	--reuse) reuse=1 ;;
+	--list) list=1 ;;
 	--out) need_arg "$1" $#; out=$2; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage_error "unknown option '$1'" ;;
@@ -107,6 +112,10 @@ elif [ $reuse -eq 0 ]; then
 		why=$(vm_cannot_make "$k")
 		[ -z "$why" ] || die "cannot make kernel $k: $why"
 	done
+fi
+if [ $list -eq 1 ]; then
+	printf '%s\n' "${kernels[@]}"
+	exit 0
 fi
 
 [ $reuse -eq 1 ] || "$TOOLS/deps.sh" || die "missing packages"
