@@ -93,7 +93,10 @@ vm_cannot_make()
 
 	[ -n "$(vm_args "$1")" ] || { echo "no vm.sh options for a kernel named '$1'"; return; }
 	for arg in $(vm_args "$1" | grep -e '^--'); do
-		grep -qe "^ *$arg " <<<"$vm_help" || { echo "vm.sh has no $arg option yet"; return; }
+		if ! grep -qe "^ *$arg " <<<"$vm_help"; then
+			echo "vm.sh has no $arg option yet"
+			return
+		fi
 	done
 }
 
