@@ -73,6 +73,38 @@ TEST_F(kmsg, picks_warning_lines_out_of_records)
 		     self->scan.lines[1]);
 }
 
+/*
+ * The WARNING lines of every generation, as the guests' consoles showed
+ * them: kernel/kmod.c:136 in 5.10 and 6.1, kernel/module/kmod.c:143 in
+ * 6.12, and 7.2's format (since 6.16), the place first, "CPU#" and the
+ * task last.
+ */
+TEST_F(kmsg, matches_the_warning_of_every_generation)
+{
+	static const char * const lines[] = {
+		"WARNING: CPU: 0 PID: 7 at kernel/kmod.c:136 __request_module+0x214/0x3a0",
+		"WARNING: CPU: 1 PID: 9 at kernel/kmod.c:136 __request_module+0x24b/0x3e0",
+		"WARNING: CPU: 0 PID: 103 at kernel/module/kmod.c:143 __request_module+0x1ed/0x2a0",
+		"WARNING: kernel/module/kmod.c:144 at __request_module+0x22a/0x2e0, CPU#1: kworker/u8:0/11",
+	};
+	char record[256];
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(lines); i++) {
+		snprintf(record, sizeof(record), "4,%u,%u,-;%s\n", 200 + i, 2000 + i, lines[i]);
+		send_record(self->fds[1], record);
+	}
+	kmsg_reset(&self->scan, "__request_module");
+
+	EXPECT_EQ(4, kmsg_scan(&self->scan));
+	EXPECT_EQ(4, self->scan.nr_warnings);
+	EXPECT_EQ(4, self->scan.nr_matches);
+	EXPECT_TRUE(self->scan.warning_matches);
+	ASSERT_EQ(4, self->scan.nr_lines);
+	for (i = 0; i < ARRAY_SIZE(lines); i++)
+		EXPECT_STREQ(lines[i], self->scan.lines[i]);
+}
+
 TEST_F(kmsg, a_warning_elsewhere_does_not_match_the_pattern)
 {
 	send_record(self->fds[1], "4,1,1,-;WARNING: CPU: 0 PID: 1 at a.c:1 f\n");

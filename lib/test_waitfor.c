@@ -104,6 +104,89 @@ TEST(wait_for_cycle_names_the_caller_of_request_module)
 	EXPECT_TRUE(is_sequence(line, cycle_of_elevator));
 }
 
+/*
+ * 7.2 (Debian sid's 7.2.13, console of a run with deadlocks allowed):
+ * elv_iosched_load_module() inlined into elv_iosched_store(), the job on
+ * the "async" workqueue (6.9+), modprobe in __do_sys_init_module.
+ */
+TEST(wait_for_cycle_of_the_elevator_on_7_2)
+{
+	static const char * const elv_stack[] = {
+		"[<0>] call_usermodehelper_exec+0x157/0x1b0",
+		"[<0>] __request_module+0x1fb/0x2e0",
+		"[<0>] elv_iosched_store+0x222/0x250",
+		"[<0>] kernfs_fop_write_iter+0x16b/0x210",
+		"[<0>] __kernel_write_iter+0x163/0x320",
+		"[<0>] kernel_write+0xec/0x1b0",
+		"[<0>] ma_job_fn+0x125/0x1d0 [ma_elv]",
+		"[<0>] async_run_entry_fn+0x34/0x150",
+		NULL,
+	};
+	static const char * const loader72_stack[] = {
+		"[<0>] async_synchronize_cookie_domain+0x114/0x160",
+		"[<0>] do_init_module+0x1c2/0x290",
+		"[<0>] __do_sys_init_module+0x18d/0x200",
+		NULL,
+	};
+	static const char * const cycle[] = {
+		"async job ma_job_fn [ma_elv] in kworker/u8:0 (pid 12)",
+		" -> elv_iosched_store -> request_module(kyber-iosched)",
+		" -> modprobe (pid 130) -> do_init_module",
+		" -> async_synchronize_cookie_domain",
+		" -> waits for the async job in kworker/u8:0 (pid 12)",
+		NULL,
+	};
+	static struct task_set set;
+	struct task_stack t;
+	char line[1024];
+
+	memset(&set, 0, sizeof(set));
+	make_task(&t, 12, "kworker/u8:0+async", "kthreadd", "", elv_stack);
+	task_set_add(&set, &t);
+	make_task(&t, 130, "modprobe", "kworker/u8:2", "/sbin/modprobe -q -- kyber-iosched",
+		  loader72_stack);
+	task_set_add(&set, &t);
+
+	EXPECT_TRUE(waitfor_cycle(&set, line, sizeof(line)));
+	EXPECT_TRUE(is_sequence(line, cycle));
+}
+
+/*
+ * A kernel without ORC (linux-source-6.1 from tinyconfig) guesses: stale
+ * frames above the caller (mntput_no_expire, path_openat here) are not
+ * named as the caller of request_module(); elevator_get is.
+ */
+TEST(wait_for_cycle_names_the_elevator_past_stale_frames)
+{
+	static const char * const elv_stack[] = {
+		"[<0>] call_usermodehelper_exec+0xc6/0x11f",
+		"[<0>] __request_module+0x2d3/0x318",
+		"[<0>] mntput_no_expire+0x2c/0x19d",
+		"[<0>] path_openat+0x83e/0x8f9",
+		"[<0>] elevator_get+0x3e/0x74",
+		"[<0>] elv_iosched_store+0x95/0xee",
+		"[<0>] queue_attr_store+0x3d/0x5f",
+		"[<0>] kernel_write+0x49/0x63",
+		"[<0>] ma_job_fn+0xff/0x15b [ma_elv]",
+		"[<0>] async_run_entry_fn+0x15/0x7a",
+		NULL,
+	};
+	static struct task_set set;
+	struct task_stack t;
+	char line[1024];
+
+	memset(&set, 0, sizeof(set));
+	make_task(&t, 5, "kworker/u2:0+events_unbound", "kthreadd", "", elv_stack);
+	task_set_add(&set, &t);
+	make_task(&t, 46, "modprobe", "kworker/u2:1", "/sbin/modprobe -q -- kyber-iosched",
+		  loader_stack);
+	task_set_add(&set, &t);
+
+	EXPECT_TRUE(waitfor_cycle(&set, line, sizeof(line)));
+	EXPECT_NE(NULL, strstr(line, " (pid 5) -> elevator_get -> request_module("));
+	EXPECT_EQ(NULL, strstr(line, "mntput_no_expire"));
+}
+
 TEST(no_wait_for_cycle_in_unrelated_stacks)
 {
 	static struct task_set set;

@@ -18,6 +18,17 @@ static const char * const involved_functions[] = {
 	"__do_sys_delete_module", "async_synchronize_*", "async_run_entry_fn",
 };
 
+/*
+ * The kernel's callers of request_module() that a cycle names, innermost
+ * first: the elevator's, from a write to queue/scheduler, is
+ * elevator_get() up to 6.1 (block/elevator.c), elv_iosched_load_module()
+ * from 6.12 on, called by elv_iosched_store(), which is all that a stack
+ * shows when the compiler inlined it.
+ */
+static const char * const request_callers[] = {
+	"elevator_get", "elv_iosched_load_module", "elv_iosched_store",
+};
+
 static const char * const loader_comms[] = {
 	"modprobe", "insmod", "rmmod", "kmod",
 };
@@ -138,11 +149,33 @@ static const struct task_stack *find_helper_loader(const struct task_set *set)
 	return find_task(set, is_syncing_loader);
 }
 
+/*
+ * The frame of who called request_module() in @r, between @request (the
+ * __request_module frame) and @job (the job's): a known caller wherever it
+ * is, for a guessing unwinder puts stale frames above it; else the frame
+ * next to __request_module, if it is not the job itself; else -1.
+ */
+static int request_caller(const struct task_stack *r, int request, int job)
+{
+	char func[TASK_FRAME_LEN];
+	int i;
+	size_t k;
+
+	for (i = request + 1; i < job; i++) {
+		task_frame_function(r, i, func, sizeof(func));
+		for (k = 0; k < ARRAY_SIZE(request_callers); k++)
+			if (!strcmp(func, request_callers[k]))
+				return i;
+	}
+	return request + 1 < job ? request + 1 : -1;
+}
+
 /* "async job ma_job_fn [ma_request] in kworker/u4:1 (pid 25)" */
 static void add_requester(struct line *l, const struct task_stack *r)
 {
 	int job = task_stack_find(r, "async_run_entry_fn") - 1;
 	int request = task_stack_find(r, "__request_module");
+	int caller = request_caller(r, request, job);
 
 	add(l, "async job ");
 	if (job >= 0) {
@@ -151,9 +184,9 @@ static void add_requester(struct line *l, const struct task_stack *r)
 	}
 	add_task(l, r);
 	/* Who called request_module(), if not the job itself. */
-	if (request + 1 < job) {
+	if (caller >= 0) {
 		add(l, " -> ");
-		add_frame(l, r, request + 1);
+		add_frame(l, r, caller);
 	}
 }
 

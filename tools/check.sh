@@ -18,12 +18,14 @@
 #            module_async, its nested document checked by the kernel's parser
 #   checkpatch  the kernel's checkpatch.pl --strict on every C and shell file
 #   sparse   the test modules through sparse (C=2) and W=1
-#   matrix   the suite in a VM on every known kernel (Debian's stock one,
-#            and linux-source-6.1 built vanilla and patched), each verdict
-#            compared with tools/expected/<kernel>
+#   matrix   the suite in a VM on every kernel of tools/expected/verdicts
+#            that vm.sh can make (Debian's stock 5.10, 6.1, 6.12 and 7.2,
+#            linux-source-6.1 and -7.2 built vanilla and patched), each
+#            verdict compared with the table
 #   ktap     the matrix's KTAP documents through the kernel's KTAP parser
-#   deadlock the matrix again with deadlocks allowed: every unsafe case a
-#            TIMEOUT with its stacks, the rest resumed in fresh VMs
+#   deadlock the suite with deadlocks allowed on stock 5.10, 6.1 and 7.2 and
+#            on patched 6.1 and 7.2: every unsafe case a TIMEOUT with its
+#            stacks and wait-for cycle, the rest resumed in fresh VMs
 #   kernels  make vm with PATCH= alone, with KERNEL=FILE KDIR=<headers>, and
 #            its refusals of what cannot work
 #   fresh    the README's commands in a fresh minimal Debian root: its

@@ -8,6 +8,11 @@
 # kernel's document is also checked whole by compare-verdicts.sh against
 # that column (written to DIR/<kernel>/expected). The documents are read by
 # the KTAP reader, tools/ktap/ktap. Exit status 1 on anything unexpected.
+#
+# A kernel's name in the table says how vm.sh makes it (vm_args): by
+# default every kernel of the table that this vm.sh can make, the others
+# named on stderr and left out; a kernel named with --kernel that vm.sh
+# cannot make is an error (exit status 3).
 
 set -euo pipefail
 
@@ -17,19 +22,29 @@ PROG=${0##*/}
 readonly compare=$TOOLS/ktap/compare-verdicts.sh
 readonly expected=$TOOLS/expected/expected.sh
 readonly ktap=$TOOLS/ktap/ktap
+readonly vm=$TOOLS/vm/vm.sh
 
 usage()
 {
 	cat <<EOF
 usage: $PROG [--kernel NAME]... [--allow-deadlock] [--reuse] [--out DIR]
+       $PROG --list
 
 Runs the suite in a VM on each kernel (default: every kernel of
-tools/expected/verdicts) and prints the verdict matrix.
+tools/expected/verdicts that vm.sh can make) and prints the verdict matrix.
 
-  --kernel NAME     a kernel of tools/expected/verdicts (repeatable)
+  --kernel NAME     a kernel of tools/expected/verdicts (repeatable):
+                      stock                 Debian bookworm's stock kernel
+                      stock-RELEASE         the stock kernel of RELEASE
+                                            (vm.sh --dist RELEASE)
+                      vanilla, patched      built from linux-source-6.1
+                      vanilla-V, patched-V  built from linux-source-V
+                                            (vm.sh --kernel vanilla --src V)
   --allow-deadlock  also the cases that can wedge the kernel; compared
                     with the kernel's verdicts with deadlocks allowed
   --reuse           do not run the VMs: tabulate results already in --out
+  --list            print the kernels it would run, one a line, and the
+                    ones left out on stderr
   --out DIR         results go to DIR/<kernel>/ (default: build/matrix)
   -h, --help        this text
 EOF
@@ -38,6 +53,7 @@ EOF
 kernels=()
 allow=
 reuse=0
+list=0
 out=$TOP/build/matrix
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -49,14 +65,60 @@ while [ $# -gt 0 ]; do
 		;;
 	--allow-deadlock) allow=--allow-deadlock ;;
 	--reuse) reuse=1 ;;
+	--list) list=1 ;;
 	--out) need_arg "$1" $#; out=$2; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage_error "unknown option '$1'" ;;
 	esac
 	shift
 done
+
+# vm_args NAME: vm.sh's options that make the kernel NAME of the table, one
+# a line; nothing for a name of no known form.
+vm_args()
+{
+	case $1 in
+	stock) printf '%s\n' --kernel stock --dist bookworm ;;
+	stock-*) printf '%s\n' --kernel stock --dist "${1#stock-}" ;;
+	vanilla | patched) printf '%s\n' --kernel "$1" ;;
+	vanilla-* | patched-*) printf '%s\n' --kernel "${1%%-*}" --src "${1#*-}" ;;
+	esac
+}
+
+# vm_cannot_make NAME: why this vm.sh cannot make the kernel NAME, or
+# nothing when it can: every option vm_args gives is one vm.sh --help lists.
+vm_cannot_make()
+{
+	local arg
+
+	[ -n "$(vm_args "$1")" ] || { echo "no vm.sh options for a kernel named '$1'"; return; }
+	for arg in $(vm_args "$1" | grep -e '^--'); do
+		if ! grep -qe "^ *$arg " <<<"$vm_help"; then
+			echo "vm.sh has no $arg option yet"
+			return
+		fi
+	done
+}
+
+vm_help=$("$vm" --help)
 if [ ${#kernels[@]} -eq 0 ]; then
-	mapfile -t kernels < <("$expected" kernels)
+	while read -r k; do
+		why=$(vm_cannot_make "$k")
+		if [ -z "$why" ] || { [ $reuse -eq 1 ] && [ -e "$out/$k/results.ktap" ]; }; then
+			kernels+=("$k")
+		elif [ $reuse -eq 0 ]; then
+			log "$k left out: $why"
+		fi
+	done < <("$expected" kernels)
+elif [ $reuse -eq 0 ]; then
+	for k in "${kernels[@]}"; do
+		why=$(vm_cannot_make "$k")
+		[ -z "$why" ] || die "cannot make kernel $k: $why"
+	done
+fi
+if [ $list -eq 1 ]; then
+	printf '%s\n' "${kernels[@]}"
+	exit 0
 fi
 
 [ $reuse -eq 1 ] || "$TOOLS/deps.sh" || die "missing packages"
@@ -69,8 +131,9 @@ for k in "${kernels[@]}"; do
 	if [ $reuse -eq 0 ]; then
 		start=$(date +%s)
 		rc=0
+		mapfile -t args < <(vm_args "$k")
 		# shellcheck disable=SC2086 # $allow is one option or none
-		"$TOOLS/vm/vm.sh" --kernel "$k" $allow --out "$out/$k" > /dev/null || rc=$?
+		"$vm" "${args[@]}" $allow --out "$out/$k" > /dev/null || rc=$?
 		echo "$rc" > "$out/$k/status"
 		log "$k took $(($(date +%s) - start))s"
 	fi
