@@ -200,6 +200,27 @@ TEST(runner_skips_every_case_when_not_root)
 	EXPECT_EQ(4, status);
 }
 
+/*
+ * As module_async.sh runs it (WHOLE_SUITE_SKIP_ENV in ../module_async.c):
+ * kselftest's whole-suite SKIP, "1..0 # SKIP <reason>", and exit 4.
+ */
+TEST(runner_skips_the_whole_suite_when_not_root_if_asked)
+{
+	static const char * const args[] = { NULL };
+	static char out[16384];
+	int status;
+
+	if (!have_runner())
+		SKIP(return, NO_RUNNER);
+	setenv("MODULE_ASYNC_WHOLE_SUITE_SKIP", "1", 1);
+	status = run_runner(args, geteuid() ? (uid_t)-1 : 65534, out,
+			    sizeof(out));
+	unsetenv("MODULE_ASYNC_WHOLE_SUITE_SKIP");
+	ASSERT_NE(126, status);
+	EXPECT_EQ(4, status);
+	ktap_expect_skip_all(_metadata, out, "must be run as root");
+}
+
 TEST(runner_runs_the_selected_cases_in_table_order)
 {
 	static const char * const args[] = {

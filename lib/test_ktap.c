@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Host tests of lib/ktap.c, the runner's KTAP document: a wedge skips the
- * rest naming the case, a timeout without one lets the run go on. Each
- * document is read by the suite's KTAP reader (ktap_ask()), as the scripts
- * read the runner's.
+ * rest naming the case, a timeout without one lets the run go on, a suite
+ * that cannot run is one whole-suite SKIP. Each document is read by the
+ * suite's KTAP reader (ktap_ask()), as the scripts read the runner's.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -113,6 +113,21 @@ TEST(ktap_timeout_without_a_wedge_lets_the_run_go_on)
 	EXPECT_EQ(1, ktap_ask(out, "wedged", NULL, answer, sizeof(answer)));
 	EXPECT_EQ(0, ktap_ask(out, "leftover", NULL, answer, sizeof(answer)));
 	EXPECT_STREQ("", answer);
+}
+
+static void run_a_whole_suite_skip(const void *unused)
+{
+	exit(ktap_skip_all("must be run as root"));
+}
+
+/* kselftest's whole-suite SKIP: a version line, "1..0 # SKIP <reason>". */
+TEST(ktap_skip_all_is_a_whole_suite_skip)
+{
+	static char out[4096];
+
+	EXPECT_EQ(4, run_captured(run_a_whole_suite_skip, NULL, out,
+				  sizeof(out)));
+	ktap_expect_skip_all(_metadata, out, "must be run as root");
 }
 
 TEST_HARNESS_MAIN

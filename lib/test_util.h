@@ -117,6 +117,22 @@ static inline void ktap_expect_result(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, ktap_ask(doc, "directive", name, answer, sizeof(answer)));
 	EXPECT_STREQ(directive, answer) TH_LOG("directive of %s", name);
 }
+
+/*
+ * @doc is kselftest's whole-suite SKIP for @reason ("skip-all"): a version
+ * line, "1..0 # SKIP <reason>" and nothing else ("body").
+ */
+static inline void ktap_expect_skip_all(struct __test_metadata *_metadata,
+					const char *doc, const char *reason)
+{
+	char answer[1024];
+
+	ktap_check(_metadata, doc, NULL, 0);
+	EXPECT_EQ(0, ktap_ask(doc, "skip-all", NULL, answer, sizeof(answer)));
+	EXPECT_STREQ(reason, answer);
+	EXPECT_EQ(0, ktap_ask(doc, "body", NULL, answer, sizeof(answer)));
+	EXPECT_STREQ("", answer);
+}
 #endif /* __KSELFTEST_HARNESS_H */
 
 #endif /* MA_TEST_UTIL_H */
