@@ -2,9 +2,10 @@
 /*
  * Host tests of the runner (module_async), run as a program: its lists,
  * its usage errors and help, and the KTAP it prints where no case can run
- * (its modules missing, or as an unprivileged user), read back for its
- * structure only. MODULE_ASYNC_RUNNER names the runner binary; nothing is
- * loaded. Built and run by "make -C lib check".
+ * (its modules missing, or as an unprivileged user), read back by the
+ * suite's KTAP reader (ktap_ask()) as the scripts read it.
+ * MODULE_ASYNC_RUNNER names the runner binary; nothing is loaded. Built and
+ * run by "make -C lib check".
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -155,7 +156,7 @@ TEST(runner_skips_every_case_without_its_modules)
 		"--modules-dir", "/nonexistent/modules", NULL,
 	};
 	static char out[16384];
-	struct ktap k;
+	char answer[1024];
 	unsigned int i;
 	int status;
 
@@ -165,13 +166,16 @@ TEST(runner_skips_every_case_without_its_modules)
 		SKIP(return, "as non-root every case skips for that reason");
 	ASSERT_TRUE(read_case_names());
 	status = run_runner(args, -1, out, sizeof(out));
-	ktap_parse(&k, out);
-	ktap_check(_metadata, &k, case_names, nr_cases);
-	for (i = 0; i < k.nr_results; i++) {
-		EXPECT_TRUE(k.results[i].ok);
-		EXPECT_EQ(0, strncmp(k.results[i].directive, "SKIP ", 5));
-		EXPECT_NE(NULL, strstr(k.results[i].directive,
-				       "test modules not built"));
+	ktap_check(_metadata, out, case_names, nr_cases);
+	for (i = 0; i < nr_cases; i++) {
+		EXPECT_EQ(0, ktap_ask(out, "verdict", case_names[i], answer,
+				      sizeof(answer)));
+		EXPECT_STREQ("skip", answer) TH_LOG("%s", case_names[i]);
+		EXPECT_EQ(0, ktap_ask(out, "directive", case_names[i], answer,
+				      sizeof(answer)));
+		EXPECT_EQ(0, strncmp(answer, "SKIP ", 5));
+		EXPECT_NE(NULL, strstr(answer, "test modules not built"))
+			TH_LOG("%s: %s", case_names[i], answer);
 	}
 	EXPECT_EQ(4, status);	/* KSFT_SKIP */
 }
@@ -180,7 +184,6 @@ TEST(runner_skips_every_case_when_not_root)
 {
 	static const char * const args[] = { NULL };
 	static char out[16384];
-	struct ktap k;
 	unsigned int i;
 	int status;
 
@@ -190,13 +193,32 @@ TEST(runner_skips_every_case_when_not_root)
 	status = run_runner(args, geteuid() ? (uid_t)-1 : 65534, out,
 			    sizeof(out));
 	ASSERT_NE(126, status);
-	ktap_parse(&k, out);
-	ktap_check(_metadata, &k, case_names, nr_cases);
-	for (i = 0; i < k.nr_results; i++) {
-		EXPECT_TRUE(k.results[i].ok);
-		EXPECT_STREQ("SKIP not root", k.results[i].directive);
-	}
+	ktap_check(_metadata, out, case_names, nr_cases);
+	for (i = 0; i < nr_cases; i++)
+		ktap_expect_result(_metadata, out, case_names[i], "skip",
+				   "SKIP not root");
 	EXPECT_EQ(4, status);
+}
+
+/*
+ * As module_async.sh runs it (WHOLE_SUITE_SKIP_ENV in ../module_async.c):
+ * kselftest's whole-suite SKIP, "1..0 # SKIP <reason>", and exit 4.
+ */
+TEST(runner_skips_the_whole_suite_when_not_root_if_asked)
+{
+	static const char * const args[] = { NULL };
+	static char out[16384];
+	int status;
+
+	if (!have_runner())
+		SKIP(return, NO_RUNNER);
+	setenv("MODULE_ASYNC_WHOLE_SUITE_SKIP", "1", 1);
+	status = run_runner(args, geteuid() ? (uid_t)-1 : 65534, out,
+			    sizeof(out));
+	unsetenv("MODULE_ASYNC_WHOLE_SUITE_SKIP");
+	ASSERT_NE(126, status);
+	EXPECT_EQ(4, status);
+	ktap_expect_skip_all(_metadata, out, "must be run as root");
 }
 
 TEST(runner_runs_the_selected_cases_in_table_order)
@@ -210,13 +232,11 @@ TEST(runner_runs_the_selected_cases_in_table_order)
 		"async_init_completes", "warn_on_sync_request_from_async",
 	};
 	static char out[16384];
-	struct ktap k;
 
 	if (!have_runner())
 		SKIP(return, NO_RUNNER);
 	EXPECT_EQ(4, run_runner(args, -1, out, sizeof(out)));
-	ktap_parse(&k, out);
-	ktap_check(_metadata, &k, expected, ARRAY_SIZE(expected));
+	ktap_check(_metadata, out, expected, ARRAY_SIZE(expected));
 }
 
 TEST(runner_usage_errors_exit_2_with_nothing_on_stdout)

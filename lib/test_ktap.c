@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Host tests of lib/ktap.c, the runner's KTAP document: a wedge skips the
- * rest naming the case, a timeout without one lets the run go on.
+ * rest naming the case, a timeout without one lets the run go on, a suite
+ * that cannot run is one whole-suite SKIP. Each document is read by the
+ * suite's KTAP reader (ktap_ask()), as the scripts read the runner's.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -52,30 +54,31 @@ static void run_a_wedge(const void *unused)
 
 TEST(ktap_after_a_wedge_skips_the_rest_naming_the_case)
 {
-	static char out[4096], copy[4096];
-	struct ktap k;
+	static const char wedge_skip[] = "SKIP kernel wedged by second_wedges";
+	static char out[4096];
+	char answer[1024];
 	int status;
 
 	status = run_captured(run_a_wedge, NULL, out, sizeof(out));
 	EXPECT_EQ(1, status);
-	strcpy(copy, out);
-	ktap_parse(&k, copy);
-	ktap_check(_metadata, &k, wedge_cases, ARRAY_SIZE(wedge_cases));
-	EXPECT_TRUE(k.results[0].ok);
-	EXPECT_STREQ("", k.results[0].directive);
-	EXPECT_FALSE(k.results[1].ok);
-	EXPECT_STREQ("TIMEOUT 10s", k.results[1].directive);
-	EXPECT_TRUE(k.results[2].ok);
-	EXPECT_STREQ("SKIP kernel wedged by second_wedges", k.results[2].directive);
-	EXPECT_TRUE(k.results[3].ok);
-	EXPECT_STREQ("SKIP kernel wedged by second_wedges", k.results[3].directive);
+	ktap_check(_metadata, out, wedge_cases, ARRAY_SIZE(wedge_cases));
+	ktap_expect_result(_metadata, out, "first_passes", "ok", "");
+	ktap_expect_result(_metadata, out, "second_wedges", "timeout",
+			   "TIMEOUT 10s");
+	ktap_expect_result(_metadata, out, "third", "skip", wedge_skip);
+	ktap_expect_result(_metadata, out, "fourth", "skip", wedge_skip);
+	EXPECT_EQ(0, ktap_ask(out, "wedged", NULL, answer, sizeof(answer)));
+	EXPECT_STREQ("second_wedges", answer);
+	EXPECT_EQ(0, ktap_ask(out, "leftover", NULL, answer, sizeof(answer)));
+	EXPECT_STREQ("third\nfourth", answer);
 
 	/* Evidence, reason, verdict, then the wedge, in this order. */
-	EXPECT_NE(NULL, strstr(out, "# evidence\n"
-			       "# the job did not return within 10000 ms\n"
-			       "not ok 2 second_wedges # TIMEOUT 10s\n"
-			       "# kernel wedged by second_wedges\n"
-			       "ok 3 third # SKIP kernel wedged by second_wedges\n"));
+	EXPECT_EQ(0, ktap_ask(out, "diag", "second_wedges", answer,
+			      sizeof(answer)));
+	EXPECT_STREQ("# evidence\n"
+		     "# the job did not return within 10000 ms", answer);
+	EXPECT_EQ(0, ktap_ask(out, "diag", "third", answer, sizeof(answer)));
+	EXPECT_STREQ("# kernel wedged by second_wedges", answer);
 	EXPECT_NE(NULL, strstr(out, "# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:2 error:0\n"));
 }
 
@@ -96,14 +99,35 @@ static void run_a_timeout_without_wedge(const void *unused)
 
 TEST(ktap_timeout_without_a_wedge_lets_the_run_go_on)
 {
+	static const char * const cases[] = { "slow", "after" };
 	static char out[4096];
+	char answer[1024];
 	int status;
 
 	status = run_captured(run_a_timeout_without_wedge, NULL, out,
 			      sizeof(out));
 	EXPECT_EQ(1, status);
-	EXPECT_NE(NULL, strstr(out, "not ok 1 slow # TIMEOUT 2.500s\nok 2 after\n"));
-	EXPECT_EQ(NULL, strstr(out, "wedged"));
+	ktap_check(_metadata, out, cases, ARRAY_SIZE(cases));
+	ktap_expect_result(_metadata, out, "slow", "timeout", "TIMEOUT 2.500s");
+	ktap_expect_result(_metadata, out, "after", "ok", "");
+	EXPECT_EQ(1, ktap_ask(out, "wedged", NULL, answer, sizeof(answer)));
+	EXPECT_EQ(0, ktap_ask(out, "leftover", NULL, answer, sizeof(answer)));
+	EXPECT_STREQ("", answer);
+}
+
+static void run_a_whole_suite_skip(const void *unused)
+{
+	exit(ktap_skip_all("must be run as root"));
+}
+
+/* kselftest's whole-suite SKIP: a version line, "1..0 # SKIP <reason>". */
+TEST(ktap_skip_all_is_a_whole_suite_skip)
+{
+	static char out[4096];
+
+	EXPECT_EQ(4, run_captured(run_a_whole_suite_skip, NULL, out,
+				  sizeof(out)));
+	ktap_expect_skip_all(_metadata, out, "must be run as root");
 }
 
 TEST_HARNESS_MAIN

@@ -2,14 +2,16 @@
 /*
  * What the library's host tests (lib/test_*.c) and the runner's
  * (../test_module_async.c) share: temporary files, captured diagnostics,
- * the stacks of a stock kernel's deadlock, and a structural reading of a
- * KTAP document. No kernel module is loaded by any of them.
+ * the stacks of a stock kernel's deadlock, and the questions they ask the
+ * suite's KTAP reader. No kernel module is loaded by any of them.
  */
 #ifndef MA_TEST_UTIL_H
 #define MA_TEST_UTIL_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "tasks.h"
 
@@ -51,45 +53,85 @@ void make_task(struct task_stack *t, int pid, const char *comm,
 	       const char * const frames[]);
 
 /*
- * A KTAP document read for its structure only: version line, plan, result
- * lines with their number, name and directive. The project's one KTAP
- * reader is the host's (tools/); this is just enough to check the runner.
+ * Ask the suite's one KTAP reader, tools/ktap/ktap (its path is KTAP_READER,
+ * passed in by lib/Makefile), about @doc: "ktap @cmd [@arg] FILE" on a copy
+ * of it, so that the runner's KTAP is judged as every script judges it.
+ * The reader's answer (its stdout, without the last newline) is in @answer.
+ * Returns the reader's exit status: 0, 1 when what was asked is not in the
+ * document or a check failed, 2 a usage error; or -1.
  */
-struct ktap_result {
-	bool ok;
-	unsigned int number;
-	char name[128];
-	char directive[256];	/* after " # ", or "" */
-};
-
-struct ktap {
-	bool version;
-	int plan;		/* -1: no plan line */
-	unsigned int nr_results;
-	struct ktap_result results[64];
-	unsigned int nr_diagnostics;
-	char errors[512];	/* what is wrong with the output, or "" */
-};
-
-/* Read @out (changed in place) into @k. */
-void ktap_parse(struct ktap *k, char *out);
+int ktap_ask(const char *doc, const char *cmd, const char *arg, char *answer,
+	     size_t len);
 
 #ifdef __KSELFTEST_HARNESS_H
-/* The output is KTAP with one result per expected case, numbered in order. */
+/*
+ * The reader finds @doc well formed ("check"), with nothing in it that is
+ * not KTAP ("unknown"), the version line before the plan and the results
+ * ("records"), a plan of @nr ("plan"), and one result per expected case, numbered in order
+ * ("verdicts"). Each case's verdict and directive: ktap_expect_result().
+ */
 static inline void ktap_check(struct __test_metadata *_metadata,
-			      struct ktap *k, const char * const names[],
+			      const char *doc, const char * const names[],
 			      unsigned int nr)
 {
-	unsigned int i;
+	char answer[16384], want[32], name[128], verdict[16], extra;
+	char *line, *save = NULL;
+	unsigned int i, number;
+	int fields;
 
-	EXPECT_STREQ("", k->errors);
-	EXPECT_TRUE(k->version);
-	EXPECT_EQ((int)nr, k->plan);
-	ASSERT_EQ(nr, k->nr_results);
-	for (i = 0; i < nr; i++) {
-		EXPECT_EQ(i + 1, k->results[i].number);
-		EXPECT_STREQ(names[i], k->results[i].name);
+	EXPECT_EQ(0, ktap_ask(doc, "check", NULL, answer, sizeof(answer)))
+		TH_LOG("ktap check:\n%s", answer);
+	EXPECT_EQ(0, ktap_ask(doc, "unknown", NULL, answer, sizeof(answer)));
+	EXPECT_STREQ("", answer);
+	EXPECT_EQ(0, ktap_ask(doc, "records", NULL, answer, sizeof(answer)));
+	EXPECT_EQ(0, strncmp("version\n", answer, 8))
+		TH_LOG("ktap records:\n%s", answer);
+	snprintf(want, sizeof(want), "%u", nr);
+	EXPECT_EQ(0, ktap_ask(doc, "plan", NULL, answer, sizeof(answer)));
+	EXPECT_STREQ(want, answer);
+	ASSERT_EQ(0, ktap_ask(doc, "verdicts", NULL, answer, sizeof(answer)));
+	line = strtok_r(answer, "\n", &save);
+	for (i = 0; i < nr && line; i++, line = strtok_r(NULL, "\n", &save)) {
+		/* "<n> <case> <verdict>": a case of one word. */
+		fields = sscanf(line, "%u %127s %15s %c", &number, name,
+				verdict, &extra);
+		EXPECT_EQ(3, fields) TH_LOG("ktap verdicts: '%s'", line);
+		EXPECT_EQ(i + 1, number);
+		EXPECT_STREQ(names[i], name);
 	}
+	EXPECT_EQ(nr, i);
+	EXPECT_EQ(NULL, line) TH_LOG("more results than cases: '%s'", line);
+}
+
+/* The reader reads @verdict and @directive ("" for none) for case @name. */
+static inline void ktap_expect_result(struct __test_metadata *_metadata,
+				      const char *doc, const char *name,
+				      const char *verdict,
+				      const char *directive)
+{
+	char answer[1024];
+
+	EXPECT_EQ(0, ktap_ask(doc, "verdict", name, answer, sizeof(answer)))
+		TH_LOG("no result for %s", name);
+	EXPECT_STREQ(verdict, answer) TH_LOG("verdict of %s", name);
+	EXPECT_EQ(0, ktap_ask(doc, "directive", name, answer, sizeof(answer)));
+	EXPECT_STREQ(directive, answer) TH_LOG("directive of %s", name);
+}
+
+/*
+ * @doc is kselftest's whole-suite SKIP for @reason ("skip-all"): a version
+ * line, "1..0 # SKIP <reason>" and nothing else ("body").
+ */
+static inline void ktap_expect_skip_all(struct __test_metadata *_metadata,
+					const char *doc, const char *reason)
+{
+	char answer[1024];
+
+	ktap_check(_metadata, doc, NULL, 0);
+	EXPECT_EQ(0, ktap_ask(doc, "skip-all", NULL, answer, sizeof(answer)));
+	EXPECT_STREQ(reason, answer);
+	EXPECT_EQ(0, ktap_ask(doc, "body", NULL, answer, sizeof(answer)));
+	EXPECT_STREQ("", answer);
 }
 #endif /* __KSELFTEST_HARNESS_H */
 

@@ -200,6 +200,11 @@ ok 5 c # SKIP kernel wedged by w1" results "$tmp/boot-1.ktap"
 	reads "body: without version and plan lines" 0 "# policy: skip-if-unused
 ok 1 c
 # Totals: pass:1 fail:0 xfail:0 xpass:0 skip:0 error:0" body "$tmp/boot-3.ktap"
+	reads "unknown: none in a document with each kind of line" 0 "" unknown "$doc"
+	reads "unknown: the lines that are not KTAP, blank ones aside" 0 "make: Entering
+ok
+1.. 2" unknown <(printf '%s\n' 'TAP version 13' 'make: Entering' '1..2' '' 'ok 1 a' \
+			'ok' '    # sub' '1.. 2' 'not ok 2 b')
 	reads "records" 0 "version
 plan 3
 policy always-sync
