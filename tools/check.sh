@@ -5,7 +5,8 @@
 #
 # Stages, each timed, each with its full log in build/check/<stage>.log:
 #   shell    syntax and shellcheck of every script (Python: syntax)
-#   build    the runner with -Wall -Wextra -Werror
+#   build    the runner with -Wall -Wextra -Werror; it and lib's tests
+#            also with the kselftest.h of 5.10, 6.12 and 7.2
 #   lib      host tests of lib/ and of the runner's KTAP output
 #   compare  the verdict comparator against documents it must accept/reject
 #   driver   module_async.sh: usage errors, whole-suite SKIPs with reasons
@@ -156,10 +157,39 @@ stage_shell()
 	checks_summary
 }
 
+# The kselftest.h generations the runner and lib's tests must build and
+# pass with: ksft_exit_pass/fail return int up to 6.11, void __noreturn
+# since 6.12.
+readonly KSFT_SERIES="5.10 6.12 7.2"
+
+# A subshell: its own counts for the reporter.
 stage_build()
-{
-	make -C "$TOP" OUTPUT="$TOP/build" -B "$TOP/build/module_async"
-}
+(
+	series='' src='' rc=0
+
+	make -C "$TOP" OUTPUT="$TOP/build" -B "$TOP/build/module_async" || rc=$?
+	for series in $KSFT_SERIES; do
+		src=$("$TOOLS/kernel/fetch-source.sh" --series "$series" | tail -n 1) || return 3
+		if make -s -C "$TOP" OUTPUT="$TOP/build/ksft-$series" \
+			KSFT_DIR="$src/tools/testing/selftests" -B \
+			"$TOP/build/ksft-$series/module_async" &&
+		   make -s -C "$TOP/lib" check OUTPUT="$TOP/build/ksft-$series/lib" \
+			KSFT_DIR="$src/tools/testing/selftests" \
+			RUNNER="$TOP/build/ksft-$series/module_async" >"$logdir/build-$series.log" 2>&1
+		then
+			pass "the runner (-Werror) and lib's tests with $series's kselftest.h"
+		else
+			fail "the runner (-Werror) and lib's tests with $series's kselftest.h" \
+				"(log: $logdir/build-$series.log)"
+		fi
+	done
+	if [ "$rc" -eq 0 ]; then
+		pass "the runner with -Wall -Wextra -Werror"
+	else
+		fail "the runner with -Wall -Wextra -Werror"
+	fi
+	checks_summary
+)
 
 stage_lib()
 {
