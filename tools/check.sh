@@ -162,10 +162,10 @@ stage_shell()
 # since 6.12.
 readonly KSFT_SERIES="5.10 6.12 7.2"
 
-# A subshell: its own counts for the reporter.
+# A subshell, with counts of its own for the reporter.
 stage_build()
 (
-	series='' src='' rc=0
+	passed=0 failed=0 series='' src='' rc=0
 
 	make -C "$TOP" OUTPUT="$TOP/build" -B "$TOP/build/module_async" || rc=$?
 	for series in $KSFT_SERIES; do
