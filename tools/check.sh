@@ -165,17 +165,16 @@ readonly KSFT_SERIES="5.10 6.12 7.2"
 # A subshell, with counts of its own for the reporter.
 stage_build()
 (
-	passed=0 failed=0 series='' src='' rc=0
+	passed=0 failed=0 series='' src='' out='' rc=0
 
 	make -C "$TOP" OUTPUT="$TOP/build" -B "$TOP/build/module_async" || rc=$?
 	for series in $KSFT_SERIES; do
 		src=$("$TOOLS/kernel/fetch-source.sh" --series "$series" | tail -n 1) || return 3
-		if make -s -C "$TOP" OUTPUT="$TOP/build/ksft-$series" \
-			KSFT_DIR="$src/tools/testing/selftests" -B \
-			"$TOP/build/ksft-$series/module_async" &&
-		   make -s -C "$TOP/lib" check OUTPUT="$TOP/build/ksft-$series/lib" \
-			KSFT_DIR="$src/tools/testing/selftests" \
-			RUNNER="$TOP/build/ksft-$series/module_async" >"$logdir/build-$series.log" 2>&1
+		out=$TOP/build/ksft-$series
+		if make -s -C "$TOP" OUTPUT="$out" KSFT_DIR="$src/tools/testing/selftests" \
+			-B "$out/module_async" &&
+		   make -s -C "$TOP/lib" check OUTPUT="$out/lib" RUNNER="$out/module_async" \
+			KSFT_DIR="$src/tools/testing/selftests" >"$logdir/build-$series.log" 2>&1
 		then
 			pass "the runner (-Werror) and lib's tests with $series's kselftest.h"
 		else
