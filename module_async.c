@@ -293,8 +293,9 @@ static void usage(FILE *f, const char *prog)
 		"Prints KTAP; exits 0 (pass), 1 (a case failed), 4 (all skipped).\n"
 		"\n"
 		"  -h, --help            this text\n"
-		"  -l, --list            list the cases and their safety, then exit\n"
-		"      --list-modules    list the kernel's modules the cases load, then exit\n"
+		"  -l, --list            check the other arguments, list the cases\n"
+		"                        and their safety, then exit\n"
+		"      --list-modules    likewise, the kernel's modules the cases load\n"
 		"  -c, --case NAME       run only this case (repeatable)\n"
 		"  -t, --timeout-ms N    bound of every wait (default %d)\n"
 		"      --allow-deadlock  run unsafe cases even where they deadlock\n"
@@ -392,6 +393,7 @@ int main(int argc, char *argv[])
 {
 	bool selected[ARRAY_SIZE(cases)] = { false };
 	bool any_selected = false, modules_dir_set = false;
+	int list = 0;		/* 'l' or OPT_LIST_MODULES: list, then exit */
 	unsigned int plan = 0;
 	size_t i;
 	int opt, idx;
@@ -402,11 +404,9 @@ int main(int argc, char *argv[])
 			usage(stdout, argv[0]);
 			return 0;
 		case 'l':
-			list_cases();
-			return 0;
 		case OPT_LIST_MODULES:
-			list_kernel_modules();
-			return 0;
+			list = opt;
+			break;
 		case 'c':
 			idx = case_index(optarg);
 			if (idx < 0) {
@@ -453,6 +453,13 @@ int main(int argc, char *argv[])
 		usage(stderr, argv[0]);
 		return 2;
 	}
+	/* Every option was checked: a list follows only valid arguments. */
+	if (list == 'l')
+		list_cases();
+	if (list == OPT_LIST_MODULES)
+		list_kernel_modules();
+	if (list)
+		return 0;
 	if (!modules_dir_set)
 		default_modules_dir(&suite, argv[0]);
 

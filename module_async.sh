@@ -126,9 +126,10 @@ for arg in "$@"; do
 	-h | --help | -l | --list | --list-modules) exec "$runner" "$@" ;;
 	esac
 done
-# Validate the options first: --list last, so that every option before it
-# is parsed (a bad one is a usage error, exit 2) before --list exits.
-"$runner" "$@" --list > /dev/null || exit $?
+# Validate the options first: the runner checks every argument before it
+# lists the cases, so a bad one (an unknown option, a missing value, a
+# stray word) is a usage error, exit 2, before any prerequisite.
+"$runner" --list "$@" > /dev/null || exit $?
 
 # The runner's own --modules-dir, if given, holds the modules the trap
 # unloads.

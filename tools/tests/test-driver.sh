@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # test-driver.sh - host tests of module_async.sh, the shell driver: usage
-# errors exit 2 before any prerequisite is looked at, --help and --list work
-# anywhere, and a missing prerequisite is a whole-suite SKIP (exit 4) with
-# its reason as a well-formed KTAP document. Nothing here loads a module:
+# errors (a bad option or value, a missing value, a stray word) exit 2 before
+# any prerequisite is looked at, --help and --list work anywhere, and a
+# missing prerequisite is a whole-suite SKIP (exit 4) with its reason as a
+# well-formed KTAP document. Nothing here loads a module:
 # every run that gets past the option check points --modules-dir at an
 # empty directory.
 #
@@ -112,6 +113,26 @@ check "bad --timeout-ms value: exit 2" test "$status" -eq 2
 
 run --case no_such_case
 check "unknown case name: exit 2" test "$status" -eq 2
+
+# An option's value missing or a stray word: the runner's getopt says which.
+names_missing_value()
+{
+	[ "$status" -eq 2 ] && grep -q "requires an argument" "$tmp/err" && usage_on_stderr_only
+}
+
+run extra
+check "a stray argument: exit 2" test "$status" -eq 2
+check "a stray argument: named on stderr" grep -q "unexpected argument: extra" "$tmp/err"
+
+run --modules-dir
+check "--modules-dir without a value: exit 2, said so" names_missing_value
+
+run --timeout-ms
+check "--timeout-ms without a value: exit 2, said so" names_missing_value
+
+run --list extra
+check "--list with a bad argument: exit 2" test "$status" -eq 2
+check "--list with a bad argument: usage, no list" usage_on_stderr_only
 
 run --help
 check "--help: exit 0 with usage" help_on_stdout
