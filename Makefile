@@ -119,19 +119,32 @@ MODDIR ?=
 ALLOW_DEADLOCK ?= 0
 SUITE_ARGS ?=
 PATCH ?=
-allow_deadlock := $(if $(filter 1 yes y,$(ALLOW_DEADLOCK)),--allow-deadlock)
+# A boolean's usual spellings; anything else is a usage error (exit 2).
+bool_true := 1 y yes true on
+bool_false := 0 n no false off
+ifneq ($(filter-out $(bool_true) $(bool_false),$(ALLOW_DEADLOCK))$(word 2,$(ALLOW_DEADLOCK)),)
+$(error ALLOW_DEADLOCK=$(ALLOW_DEADLOCK): say 1, y, yes, true or on; 0, n, no, false or off)
+endif
+allow_deadlock := $(if $(filter $(bool_true),$(ALLOW_DEADLOCK)),--allow-deadlock)
+
+# $(call q,WORD): WORD quoted for the shell, so that a variable's value
+# reaches the script as one argument, never as shell code.
+q = '$(subst ','\'',$(1))'
 
 # VIA=run_kselftest: the guest runs the kselftest install (run_kselftest.sh
 # -c module_async) instead of module_async.sh directly.
 VIA ?=
 
 vm:
-	tools/vm/vm.sh $(if $(KERNEL),--kernel $(KERNEL)) $(if $(DIST),--dist $(DIST)) \
-		$(if $(SRC),--src $(SRC)) \
-		$(if $(KVER),--kver $(KVER)) \
-		$(if $(KDIR),--kdir $(KDIR)) $(if $(MODDIR),--moddir $(MODDIR)) \
-		$(foreach p,$(PATCH),--patch $(p)) \
-		$(if $(VIA),--via $(VIA)) $(allow_deadlock) -- $(SUITE_ARGS)
+	tools/vm/vm.sh $(if $(KERNEL),--kernel $(call q,$(KERNEL))) \
+		$(if $(DIST),--dist $(call q,$(DIST))) \
+		$(if $(SRC),--src $(call q,$(SRC))) \
+		$(if $(KVER),--kver $(call q,$(KVER))) \
+		$(if $(KDIR),--kdir $(call q,$(KDIR))) \
+		$(if $(MODDIR),--moddir $(call q,$(MODDIR))) \
+		$(foreach p,$(PATCH),--patch $(call q,$(p))) \
+		$(if $(VIA),--via $(call q,$(VIA))) $(allow_deadlock) \
+		-- $(foreach a,$(SUITE_ARGS),$(call q,$(a)))
 
 matrix:
 	tools/vm/matrix.sh $(allow_deadlock)

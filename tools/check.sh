@@ -43,8 +43,8 @@ PROG=${0##*/}
 . "$(dirname "$0")/lib.sh"
 readonly logdir=$TOP/build/check
 
-readonly all_stages="shell build lib compare driver tools add-case intree via checkpatch sparse \
-matrix ktap deadlock kernels fresh"
+readonly all_stages="shell build lib compare driver inputs tools add-case intree via checkpatch \
+sparse matrix ktap deadlock kernels fresh"
 
 usage()
 {
@@ -214,6 +214,11 @@ stage_compare()
 stage_driver()
 {
 	"$TOOLS/tests/test-driver.sh" "$TOP/build/module_async"
+}
+
+stage_inputs()
+{
+	"$TOOLS/tests/test-inputs.sh"
 }
 
 stage_via()

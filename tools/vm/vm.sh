@@ -118,6 +118,7 @@ case "$via" in
 direct | run_kselftest) ;;
 *) usage_error "--via wants direct or run_kselftest, not '$via'" ;;
 esac
+[ -z "$kver" ] || check_debversion "$kver"
 
 # kernel_release KDIR: the release a build or headers tree is for, as the
 # kernel reports it (Debian's headers say 6.1.192 in kernel.release but
@@ -195,7 +196,10 @@ vanilla | patched) ;;
 		usage_error "--patch applies to a kernel built from source (vanilla or patched)," \
 			"not to '$kernel'"
 	if [ "$kernel" != stock ] && [ ! -f "$kernel" ]; then
-		usage_error "unknown kernel '$kernel' (stock, vanilla, patched or a file)"
+		case $kernel in
+		*/*) usage_error "no such kernel image: $kernel" ;;
+		*) usage_error "unknown kernel '$kernel' (stock, vanilla, patched or a file)" ;;
+		esac
 	fi
 	;;
 esac
@@ -226,6 +230,25 @@ if [ -f "$kernel" ] || [ -n "$kdir$moddir" ]; then
 fi
 
 "$TOOLS/deps.sh" || die "missing packages"
+
+# The runner does not depend on the kernel: one build serves every VM.  A
+# --kver of another release is no version of the default source its
+# kselftest.h comes from (KVER= also overrides one make passed down).
+runner_kver=$kver
+[ -z "$dist$src" ] || runner_kver=
+make -s -C "$TOP" KVER="$runner_kver" OUTPUT="$TOP/build" all >&2 ||
+	die "could not build the runner"
+runner=$TOP/build/module_async
+
+# The suite's arguments, checked by the runner itself before a kernel is
+# fetched or booted: a bad one is its usage error (exit 2); --help and the
+# lists are answered here, with no VM.
+for arg in "${suite_args[@]}"; do
+	case $arg in
+	-h | --help | -l | --list | --list-modules) exec "$runner" "${suite_args[@]}" ;;
+	esac
+done
+"$runner" --list "${suite_args[@]}" >/dev/null || exit 2
 
 name=$kernel
 case "$kernel" in
@@ -266,19 +289,10 @@ if [ "$via" = run_kselftest ]; then
 	ksft_timeout=${ksft_timeout:-45}	# runner.sh's default
 	[ "$timeout" -ge $((ksft_timeout + 120)) ] || timeout=$((ksft_timeout + 120))
 	# The cases, for naming the one a dead guest was running.
-	"$install/module_async/module_async" --list >"$out/cases" ||
-		die "could not list the cases"
+	"$runner" --list >"$out/cases" || die "could not list the cases"
 	exec "$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$out/initramfs.cpio.gz" \
 		--out "$out" --timeout "$timeout" --cases "$out/cases" -- "${suite_args[@]}"
 fi
-
-# The runner does not depend on the kernel: one build serves every VM.  A
-# --kver of another release is no version of the default source its
-# kselftest.h comes from (KVER= also overrides one make passed down).
-runner_kver=$kver
-[ -z "$dist$src" ] || runner_kver=
-make -s -C "$TOP" KVER="$runner_kver" OUTPUT="$TOP/build" all >&2 ||
-	die "could not build the runner"
 
 # Kbuild writes its output next to the sources of an external module, so
 # each kernel gets its own copy of modules/.
@@ -288,13 +302,13 @@ make -s -C "$out/modules-build" KDIR="$entry/kdir" >&2 ||
 
 rm -rf "$stage"
 mkdir -p "$stage/modules"
-cp "$TOP/module_async.sh" "$TOP/build/module_async" "$TOP/config" "$stage/"
+cp "$TOP/module_async.sh" "$runner" "$TOP/config" "$stage/"
 [ -e "$TOP/settings" ] && cp "$TOP/settings" "$stage/"
 cp "$out"/modules-build/*.ko "$stage/modules/"
 
 "$TOOLS/vm/mkinitramfs.sh" --kernel "$entry" --suite "$stage" \
 	--out "$out/initramfs.cpio.gz" >&2 || die "could not build the initramfs"
 
-"$TOP/build/module_async" --list >"$out/cases" || die "could not list the cases"
+"$runner" --list >"$out/cases" || die "could not list the cases"
 exec "$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$out/initramfs.cpio.gz" \
 	--out "$out" --timeout "$timeout" --cases "$out/cases" -- "${suite_args[@]}"

@@ -1,0 +1,119 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# test-inputs.sh - bad input to `make vm` is refused before any kernel is
+# fetched, built or booted, with exit 2 and one line naming what is wrong:
+#   - make's variables reach vm.sh quoted: a value is one argument, never
+#     shell code (KVER='6.1;touch FILE' touches nothing);
+#   - a boolean (ALLOW_DEADLOCK) takes its usual spellings and refuses the
+#     rest;
+#   - a KERNEL path that is no file is said to be one, spaces and all;
+#   - the suite's arguments (SUITE_ARGS) are checked by the runner built on
+#     the host, whose --help is answered there, with no VM.
+# Ends with "N passed, N failed".
+
+set -euo pipefail
+
+PROG=${0##*/}
+# shellcheck source=tools/lib.sh
+. "$(dirname "$0")/../lib.sh"
+
+usage()
+{
+	echo "Usage: $PROG [--help]"
+	echo "Feeds make vm bad variables and checks each is refused at once."
+}
+case ${1:-} in
+'') ;;
+-h|--help) usage; exit 0 ;;
+*) usage_error "unknown argument '$1'" ;;
+esac
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# vm ARGS...: make vm ARGS, its status in $status, its output in $tmp/out.
+vm()
+{
+	status=0
+	make -s -C "$TOP" vm "$@" >"$tmp/out" 2>&1 </dev/null || status=$?
+}
+
+# No kernel was fetched, built or booted: vm.sh names the kernel it got
+# ("vm.sh: kernel stock: <release> (<entry>)") before it boots anything.
+no_work()
+{
+	! grep -q '^vm\.sh: kernel ' "$tmp/out"
+}
+
+# refused WHAT PATTERN ARGS...: make vm ARGS exits 2 before any work, and
+# its output has a line matching PATTERN (grep -E).
+refused()
+{
+	local what=$1 pattern=$2
+
+	shift 2
+	vm "$@"
+	if [ "$status" -eq 2 ] && no_work && grep -Eq -- "$pattern" "$tmp/out"; then
+		pass "$what"
+	else
+		fail "$what (exit $status)"
+		sed 's/^/    /' "$tmp/out" | head -n 20
+	fi
+}
+
+refused "KVER with shell code: a bad version, nothing run" \
+	"bad Debian version '6\.1;touch $tmp/pwned'" "KVER=6.1;touch $tmp/pwned"
+if [ -e "$tmp/pwned" ]; then
+	fail "KVER with shell code: the code ran"
+else
+	pass "KVER with shell code: the code did not run"
+fi
+
+for word in maybe 2 "1 0"; do
+	refused "ALLOW_DEADLOCK=$word: refused, naming the spellings" \
+		"ALLOW_DEADLOCK=$word: say 1, y, yes, true or on" "ALLOW_DEADLOCK=$word"
+done
+
+# The spellings of yes and no, as the command make would run says them.
+spelled()
+{
+	local want=$1 word
+
+	shift
+	for word in "$@"; do
+		make -s -n -C "$TOP" vm ALLOW_DEADLOCK="$word" >"$tmp/out" 2>&1 || return 1
+		if [ "$want" = yes ]; then
+			grep -q -- '--allow-deadlock' "$tmp/out" || return 1
+		else
+			! grep -q -- '--allow-deadlock' "$tmp/out" || return 1
+		fi
+	done
+}
+if spelled yes 1 y yes true on && spelled no 0 n no false off ''; then
+	pass "ALLOW_DEADLOCK: 1 y yes true on allow, 0 n no false off and empty do not"
+else
+	fail "ALLOW_DEADLOCK: a usual spelling is misread (ALLOW_DEADLOCK=$word)"
+fi
+
+refused "KERNEL=no/such/file: no such kernel image" \
+	"no such kernel image: no/such/file$" KERNEL=no/such/file
+refused "KERNEL path with a space: named whole" \
+	"no such kernel image: $tmp/a b$" "KERNEL=$tmp/a b"
+
+refused "SUITE_ARGS with an unknown option: the runner's usage error" \
+	"unrecognized option '--no-such'" SUITE_ARGS=--no-such
+refused "SUITE_ARGS with an unknown case: the runner's usage error" \
+	"unknown case: no_such_case" SUITE_ARGS="--case no_such_case"
+refused "SUITE_ARGS with a value missing: the runner's usage error" \
+	"requires an argument" SUITE_ARGS=--timeout-ms
+
+vm SUITE_ARGS=--help
+if [ "$status" -eq 0 ] && no_work && grep -q '^Usage: .*module_async \[options\]' "$tmp/out"; then
+	pass "SUITE_ARGS=--help: the suite's help, no VM"
+else
+	fail "SUITE_ARGS=--help: the suite's help, no VM (exit $status)"
+	sed 's/^/    /' "$tmp/out" | head -n 20
+fi
+
+checks_summary
