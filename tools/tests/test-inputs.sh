@@ -2,14 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # test-inputs.sh - bad input to `make vm` is refused before any kernel is
-# fetched, built or booted, with exit 2 and one line naming what is wrong:
+# built or booted, with exit 2 and one line naming what is wrong:
 #   - make's variables reach vm.sh quoted: a value is one argument, never
 #     shell code (KVER='6.1;touch FILE' touches nothing);
 #   - a boolean (ALLOW_DEADLOCK) takes its usual spellings and refuses the
 #     rest;
 #   - a KERNEL path that is no file is said to be one, spaces and all;
 #   - the suite's arguments (SUITE_ARGS) are checked by the runner built on
-#     the host, whose --help is answered there, with no VM.
+#     the host, whose --help is answered there, with no VM;
+#   - a second run on the same kernel while one runs is refused (exit 3).
 # Ends with "N passed, N failed".
 
 set -euo pipefail
@@ -32,11 +33,17 @@ esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# vm ARGS...: make vm ARGS, its status in $status, its output in $tmp/out.
+# vm ARGS...: make vm ARGS, its output in $tmp/out, in $status the
+# script's status as make reports it ("make: *** [...] Error N"; make
+# itself exits 2), else make's own (2 for an error of its own).
 vm()
 {
+	local error
+
 	status=0
 	make -s -C "$TOP" vm "$@" >"$tmp/out" 2>&1 </dev/null || status=$?
+	error=$(sed -n 's/^make: \*\*\* \[.*\] Error \([0-9]*\)$/\1/p' "$tmp/out")
+	status=${error:-$status}
 }
 
 # No kernel was fetched, built or booted: vm.sh names the kernel it got
@@ -115,5 +122,19 @@ else
 	fail "SUITE_ARGS=--help: the suite's help, no VM (exit $status)"
 	sed 's/^/    /' "$tmp/out" | head -n 20
 fi
+
+# A second run on a kernel whose results directory is in use is refused
+# (exit 3) before it writes there; the lock is the one a first run holds.
+mkdir -p "$TOP/build/vm/stock"
+exec {lock}>"$TOP/build/vm/stock/.lock"
+flock -n "$lock" || die "build/vm/stock is in use: is a make vm running in this clone?"
+vm
+if [ "$status" -eq 3 ] && no_work && grep -q "another run is using .*build/vm/stock" "$tmp/out"; then
+	pass "a second make vm on the same kernel: refused, naming the directory"
+else
+	fail "a second make vm on the same kernel: refused, naming the directory (exit $status)"
+	sed 's/^/    /' "$tmp/out" | head -n 20
+fi
+exec {lock}>&-
 
 checks_summary

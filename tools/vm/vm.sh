@@ -275,9 +275,14 @@ esac
 out=${out:-$TOP/build/vm/$name}
 stage=$out/suite
 krel=$(cat "$entry/krel")
-log "kernel $name: $krel ($entry)"
 
+# One run per results directory: a second run on the same kernel would mix
+# its boots with the first's.  The lock (fd 7, inherited by vm-run.sh and
+# QEMU) goes with the last of them.
 mkdir -p "$out"
+exec 7>"$out/.lock"
+flock -n 7 || die "another run is using $out: wait for it to end, or give --out"
+log "kernel $name: $krel ($entry)"
 if [ "$via" = run_kselftest ]; then
 	# The install the kselftest way, from a kernel tree holding the suite;
 	# the runner's bound is settings' timeout, and a boot must outlast it.
