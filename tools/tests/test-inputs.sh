@@ -129,7 +129,7 @@ mkdir -p "$TOP/build/vm/stock"
 exec {lock}>"$TOP/build/vm/stock/.lock"
 flock -n "$lock" || die "build/vm/stock is in use: is a make vm running in this clone?"
 vm
-if [ "$status" -eq 3 ] && no_work && grep -q "another run is using .*build/vm/stock" "$tmp/out"; then
+if [ "$status" -eq 3 ] && no_work && grep -q "another run is using .*/vm/stock" "$tmp/out"; then
 	pass "a second make vm on the same kernel: refused, naming the directory"
 else
 	fail "a second make vm on the same kernel: refused, naming the directory (exit $status)"
