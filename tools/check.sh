@@ -44,7 +44,7 @@ PROG=${0##*/}
 readonly logdir=$TOP/build/check
 
 readonly all_stages="shell build lib compare driver inputs tools add-case intree via checkpatch \
-sparse matrix ktap deadlock kernels fresh"
+sparse matrix leftovers ktap deadlock kernels fresh"
 
 usage()
 {
@@ -219,6 +219,11 @@ stage_driver()
 stage_inputs()
 {
 	"$TOOLS/tests/test-inputs.sh"
+}
+
+stage_leftovers()
+{
+	"$TOOLS/tests/test-leftovers.sh"
 }
 
 stage_via()

@@ -129,6 +129,26 @@ entry_lock()
 	flock 9
 }
 
+# stale_remove PREFIX: remove PREFIX<pid>.* left behind by a process that
+# is gone (killed with SIGKILL, say): the temporary files of a run are
+# named PREFIX$$.XXXXXX, so the next run can tell whose they were.
+stale_remove()
+{
+	local f pid
+
+	for f in "$1"*; do
+		[ -e "$f" ] || continue
+		pid=${f#"$1"}
+		pid=${pid%%.*}
+		case $pid in
+		'' | *[!0-9]*) continue ;;
+		esac
+		kill -0 "$pid" 2>/dev/null && continue
+		log "removing ${f##*/}, left behind by process $pid"
+		rm -rf "$f"
+	done
+}
+
 # entry_tmp DIR: a fresh temporary directory beside DIR, removed on exit
 # unless entry_commit renamed it into place.
 ENTRY_TMP=
@@ -335,6 +355,7 @@ deb_fetch()
 	local pkg=$1 ver=$2 sha=$3 arch=$4 dir=$5 deb got dl sandbox
 
 	deb="$dir/${pkg}_${ver//:/%3a}_$arch.deb"
+	stale_remove "$dir/.download."
 	if [ -f "$deb" ]; then
 		got=$(sha256sum "$deb" | cut -d' ' -f1)
 		if [ "$got" = "$sha" ]; then
@@ -346,12 +367,15 @@ deb_fetch()
 		rm -f "$deb"
 	fi
 	mkdir -p "$dir"
-	dl=$(mktemp -d "$dir/.download.XXXXXX")
+	dl=$(mktemp -d "$dir/.download.$$.XXXXXX")
 	log "downloading $pkg=$ver"
 	# As root apt would warn that its sandbox user cannot write here.
 	sandbox=()
 	[ "$(id -u)" -ne 0 ] || sandbox=(-o APT::Sandbox::User=root)
-	if ! (cd "$dl" && apt-get download -q "${sandbox[@]}" "$pkg=$ver" >&2); then
+	# Interrupted, the download goes with the subshell that makes it.
+	if ! (trap 'rm -rf "$dl"' EXIT
+	      cd "$dl" && apt-get download -q "${sandbox[@]}" "$pkg=$ver" >&2 &&
+	      trap - EXIT); then
 		rm -rf "$dl"
 		die "apt-get download $pkg=$ver failed"
 	fi

@@ -106,7 +106,8 @@ if ldd "$busybox" >/dev/null 2>&1; then
 	die "$busybox is dynamically linked: install busybox-static"
 fi
 
-root=$(mktemp -d "${TMPDIR:-/tmp}/mkinitramfs.XXXXXX")
+stale_remove "${TMPDIR:-/tmp}/mkinitramfs."
+root=$(mktemp -d "${TMPDIR:-/tmp}/mkinitramfs.$$.XXXXXX")
 trap 'rm -rf "$root"' EXIT
 mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,lib,lib64,dev,proc,sys,run,tmp,etc}
 mkdir -p "$root$optdir" "$root/lib/modules/$krel"

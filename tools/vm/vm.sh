@@ -230,6 +230,8 @@ if [ -f "$kernel" ] || [ -n "$kdir$moddir" ]; then
 fi
 
 "$TOOLS/deps.sh" || die "missing packages"
+# Downloads of runs that were killed (SIGKILL leaves them) go now.
+stale_remove "$(cache_dir)/debs/.download."
 
 # The runner does not depend on the kernel: one build serves every VM.  A
 # --kver of another release is no version of the default source its

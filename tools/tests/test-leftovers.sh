@@ -1,0 +1,65 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# test-leftovers.sh - what a killed run leaves behind, the next run removes:
+# a download in the cache's debs/ (.download.<pid>.*) and an initramfs
+# being packed ($TMPDIR/mkinitramfs.<pid>.*), each named by the process
+# that made it; those of a process still running are left alone.  One
+# `make vm` on the stock kernel (warm: 20 s), with TMPDIR pointed here.
+# Ends with "N passed, N failed".
+
+set -euo pipefail
+
+PROG=${0##*/}
+# shellcheck source=tools/lib.sh
+. "$(dirname "$0")/../lib.sh"
+
+case ${1:-} in
+'') ;;
+-h|--help) echo "Usage: $PROG [--help]"; exit 0 ;;
+*) usage_error "unknown argument '$1'" ;;
+esac
+
+tmp=$(mktemp -d)
+debs=$(cache_dir)/debs
+mkdir -p "$debs"
+# A pid that is gone: a child of ours that has exited and been reaped.
+true &
+dead=$!
+wait "$dead"
+kill -0 "$dead" 2>/dev/null && die "pid $dead still runs: cannot fake a killed run"
+left=("$debs/.download.$dead.test" "$tmp/mkinitramfs.$dead.test")
+live=("$debs/.download.$$.test" "$tmp/mkinitramfs.$$.test")
+trap 'rm -rf "$tmp" "${left[@]}" "${live[@]}"' EXIT
+mkdir "${left[@]}" "${live[@]}"
+touch "${left[0]}/partial.deb"
+
+status=0
+TMPDIR=$tmp make -s -C "$TOP" vm >"$tmp/out" 2>&1 || status=$?
+if [ "$status" -eq 0 ]; then
+	pass "make vm ran"
+else
+	fail "make vm ran (exit $status)"
+	tail -n 20 "$tmp/out" | sed 's/^/    /'
+fi
+for f in "${left[@]}"; do
+	if [ -e "$f" ]; then
+		fail "${f##*/} of a killed process: removed"
+	else
+		pass "${f##*/} of a killed process: removed"
+	fi
+done
+for f in "${live[@]}"; do
+	if [ -e "$f" ]; then
+		pass "${f##*/} of a live process: kept"
+	else
+		fail "${f##*/} of a live process: kept"
+	fi
+done
+if grep -q "removing .download.$dead.test, left behind by process $dead" "$tmp/out"; then
+	pass "the removal is said"
+else
+	fail "the removal is said"
+fi
+
+checks_summary
