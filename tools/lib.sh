@@ -315,18 +315,20 @@ deb_release()
 }
 
 # deb_field PACKAGE VERSION FIELD: a field of the package from apt's
-# (signed) indexes; empty when apt does not know that version.
+# (signed) indexes; empty when apt does not know that version.  The readers
+# of apt's output here read it to its end: one that stopped early (awk's
+# exit, head) would kill apt with SIGPIPE, a failure under pipefail.
 deb_field()
 {
 	apt-cache show "$1=$2" 2>/dev/null |
-		awk -v f="$3:" '$1 == f { sub(/^[^:]*: */, ""); print; exit }'
+		awk -v f="$3:" '$1 == f && !n++ { sub(/^[^:]*: */, ""); print }'
 }
 
 # deb_default_version PACKAGE: the candidate version apt would install.
 deb_default_version()
 {
 	apt-cache policy "$1" 2>/dev/null |
-		awk '$1 == "Candidate:" { print $2; exit }'
+		awk '$1 == "Candidate:" && !n++ { print $2 }'
 }
 
 # deb_index VERSION PACKAGE...: for each package apt's (signed) indexes know
@@ -409,14 +411,14 @@ deb_kernel_release()
 {
 	local ver=$1 images pkg
 
-	pkg=$(deb_depends linux-image-amd64 "$ver" '^linux-image-.*-amd64$' | head -n 1)
+	pkg=$(deb_depends linux-image-amd64 "$ver" '^linux-image-.*-amd64$' | sed -n 1p)
 	if [ -z "$pkg" ]; then
 		# 6.1.0-57-amd64, 6.12.118+deb12-amd64: no flavour, no metapackage
 		mapfile -t images < <(apt-cache pkgnames linux-image- 2>/dev/null | grep -E \
 			'^linux-image-[0-9]+\.[0-9]+\.[0-9]+(-[0-9]+)?(\+[a-z0-9]+)?-amd64$')
 		[ "${#images[@]}" -gt 0 ] || return 1
 		pkg=$(apt-cache madison "${images[@]}" 2>/dev/null |
-			awk -F' *[|] *' -v v="$ver" '$2 == v { print $1; exit }')
+			awk -F' *[|] *' -v v="$ver" '$2 == v && !n++ { print $1 }')
 		pkg=${pkg# }
 	fi
 	[ -n "$pkg" ] || return 1

@@ -119,9 +119,9 @@ pkgs=("${kernel_pkgs[@]}" "$headers" "$common" "$kbuild")
 # The compiler the headers depend on (gcc-NN, linux-compiler-gcc-NN-x86,
 # gcc-NN-for-host) and the libc6 the kbuild host tools depend on.
 cc_needed=$(deb_depends "$headers" "$kver" '^(linux-compiler-)?gcc-[0-9]+(-x86|-for-host)?$' |
-	sed -E 's/^linux-compiler-//; s/-(x86|for-host)$//' | head -n 1)
+	sed -E 's/^linux-compiler-//; s/-(x86|for-host)$//' | sed -n 1p)
 libc_needed=$(deb_field "$kbuild" "$kver" Depends | tr ',' '\n' |
-	sed -n 's/^ *libc6 (>= \([^)]*\)).*/\1/p' | head -n 1)
+	sed -n 's/^ *libc6 (>= \([^)]*\)).*/\1/p' | sed -n 1p)
 libc_here=$(dpkg-query -W -f '${Version}' libc6 2>/dev/null || true)
 why=
 if [ -n "$cc_needed" ] && ! command -v "$cc_needed" >/dev/null; then
