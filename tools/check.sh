@@ -200,7 +200,7 @@ stage_compare()
 {
 	local t out p=0 f=0 rc=0
 
-	for t in tests/test-compare.sh ktap/test-ktap.sh; do
+	for t in tests/test-compare.sh ktap/test-ktap.sh ktap/test-kernelci-ids.sh; do
 		out=$("$TOOLS/$t") || rc=1
 		printf '%s\n' "$out"
 		if [[ $(tail -n 1 <<<"$out") =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
