@@ -15,7 +15,8 @@
 #               results.ktap, written by the matrix stage) through the
 #               kernel's KTAP parser (tools/testing/kunit/kunit_parser.py):
 #               no parse error, and every case of the runner's --list
-#               accounted for once
+#               accounted for once; every result under its case's KernelCI
+#               ID (tools/ktap/kernelci-ids)
 # One PASS/FAIL line per check, then "N passed, N failed".
 
 set -euo pipefail
@@ -200,7 +201,7 @@ check_sparse()
 
 check_ktap()
 {
-	local cases=$work/cases k doc found=0
+	local cases=$work/cases k doc found=0 foreign docs=()
 
 	need_cmd python3
 	if ! "$runner" --list >"$cases" 2>/dev/null || [ ! -s "$cases" ]; then
@@ -220,6 +221,18 @@ check_ktap()
 		sed -n 's/^\(PASS\|FAIL\) /#   \1 /p; /^# .*ERROR/p' "$work/ktap-$k.log"
 	done
 	[ $found -eq 1 ] || fail "ktap: no $matrix/*/results.ktap (run the matrix stage first)"
+	# A lab files each result under the ID KernelCI's parser derives: one
+	# a case, whatever the kernel and verdict, or a case's history splits.
+	[ $found -eq 1 ] || return 0
+	for doc in "$matrix"/*/results.ktap "$matrix"/*/boot-*.ktap; do
+		[ ! -f "$doc" ] || docs+=("$doc")
+	done
+	if foreign=$("$TOOLS/ktap/kernelci-ids" --foreign "$cases" "${docs[@]}") &&
+	   [ -z "$foreign" ]; then
+		pass "ktap: every result keeps its case's KernelCI ID on every kernel"
+	else
+		fail "ktap: KernelCI IDs that are no case's: ${foreign:-(see above)}"
+	fi
 }
 
 for c in "${checks[@]}"; do

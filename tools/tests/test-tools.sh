@@ -303,7 +303,8 @@ scenario()
 	for c in "$@"; do
 		n=$((n + 1))
 		if [ -n "$wedged" ]; then
-			echo "ok $n $c # SKIP kernel wedged by $wedged"
+			echo "# $c: SKIP kernel wedged by $wedged"
+			echo "ok $n $c # SKIP"
 			continue
 		fi
 		case $c in
@@ -311,6 +312,7 @@ scenario()
 		wedge_*)
 			echo "# $c: the load is stuck in D state"
 			echo "not ok $n $c # TIMEOUT 1"
+			echo "# $c: TIMEOUT the load did not return"
 			echo "# kernel wedged by $c"
 			wedged=$c failed=1
 			;;
