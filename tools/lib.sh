@@ -35,6 +35,22 @@ TOP=$(cd "$TOOLS/.." && pwd)
 readonly TOOLS TOP
 readonly EXIT_USAGE=2 EXIT_INFRA=3
 
+# The kernels built from Debian's linux-source (tools/kernel/build-kernel.sh
+# --variant): vanilla as Debian ships it, the others with the series of
+# tools/kernel/patches/<variant>/<X.Y>/: patched the 3.8 flag (PF_USED_ASYNC)
+# forward-ported, fixed module init waiting only for its own async work.
+# shellcheck disable=SC2034 # for the scripts that source this
+readonly SOURCE_VARIANTS="vanilla patched fixed"
+
+# is_source_variant WORD: WORD is one of them.
+is_source_variant()
+{
+	case " $SOURCE_VARIANTS " in
+	*" $1 "*) return 0 ;;
+	*) return 1 ;;
+	esac
+}
+
 # Command substitutions fail like the commands they run.
 shopt -s inherit_errexit
 

@@ -99,8 +99,8 @@ prepare_kernel()
 	case $1 in
 	stock) "$TOOLS/kernel/fetch-kernel.sh" --dist bookworm ;;
 	stock-*) "$TOOLS/kernel/fetch-kernel.sh" --dist "${1#stock-}" ;;
-	vanilla | patched) "$TOOLS/kernel/build-kernel.sh" --variant "$1" ;;
-	*) "$TOOLS/kernel/build-kernel.sh" --variant "${1%%-*}" --src "${1#*-}" ;;
+	*-*) "$TOOLS/kernel/build-kernel.sh" --variant "${1%%-*}" --src "${1#*-}" ;;
+	*) "$TOOLS/kernel/build-kernel.sh" --variant "$1" ;;
 	esac
 }
 
