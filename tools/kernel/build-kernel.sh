@@ -7,8 +7,8 @@
 # their patch series for the source's version,
 # tools/kernel/patches/<variant>/<X.Y>/*.patch: "patched" the 3.8
 # PF_USED_ASYNC flag forward-ported, "fixed" module init waiting only for
-# the async work of its own load (patches/fixed/cover-letter).  Candidate patches (--patch) go on top, for
-# a maintainer judging a fix.
+# the async work of its own load (patches/fixed/cover-letter).  Candidate
+# patches (--patch) go on top, for a maintainer judging a fix.
 #
 # The configuration is tinyconfig + the suite's "config" + the boot fragment
 # tools/kernel/kconfig/boot.config; the build fails, naming the symbols, if any value
