@@ -152,4 +152,9 @@ matrix:
 check:
 	tools/check.sh
 
-.PHONY: modules vm matrix check
+# The suite as the patch series a maintainer receives (SRC=: against
+# linux-source-X.Y, default 7.2), in build/series/.
+series:
+	tools/kernel/series.sh $(if $(SRC),--src $(call q,$(SRC)))
+
+.PHONY: modules vm matrix check series

@@ -5,7 +5,8 @@
 # source tree (tools/kernel/fetch-source.sh) or against a kernel build:
 #   checkpatch  scripts/checkpatch.pl --strict --no-tree -f on every C file,
 #               header and shell script git knows of, and on each patch of
-#               tools/kernel/patches/ as a patch; every ERROR, WARNING
+#               tools/kernel/patches/ and of `make series` as a patch;
+#               every ERROR, WARNING
 #               and CHECK fails, but for those tools/lint.exceptions
 #               justifies, one line each, "checkpatch FILE TYPE: why" (a
 #               justification that no longer matches anything fails too)
@@ -92,6 +93,16 @@ lint_files()
 	done
 }
 
+# The suite as the patch series `make series` writes (tools/kernel/series.sh),
+# its patches' paths relative to $TOP: a maintainer checks them whole (the
+# cover letter is no patch).
+series_patches()
+{
+	"$TOOLS/kernel/series.sh" --out "$work/series" |
+		sed -n "/\/0000-cover-letter\.patch\$/!s|^$TOP/||p" ||
+		die "could not make the series"
+}
+
 # The justified findings, lines "checkpatch FILE TYPE: why" of
 # tools/lint.exceptions (FILE a shell pattern): "FILE TYPE" for each.
 justified()
@@ -155,7 +166,7 @@ check_checkpatch()
 		else
 			fail "checkpatch $f"
 		fi
-	done < <(lint_files)
+	done < <(lint_files; series_patches)
 	while IFS= read -r finding; do
 		[ -n "$finding" ] || continue
 		if grep -qxF "$finding" "$seen"; then
