@@ -50,6 +50,9 @@ result LAVA recorded for each case: "CASE pass|fail|skip".
   --allow-deadlock  run the cases that can wedge the kernel for good
   --out DIR         where the job and its results go
                     (default: build/lava/<kernel>)
+  --image FILE      boot the image FILE names (what vm.sh --prepare
+                    printed, as lava.sh keeps it in DIR/image) instead of
+                    making one; no kernel options then
   -h, --help        this text
 EOF
 }
@@ -57,6 +60,7 @@ EOF
 vm_args=()
 suite_args=()
 out=
+image_file=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel | --dist | --src | --kver | --kdir | --moddir | --patch)
@@ -66,12 +70,17 @@ while [ $# -gt 0 ]; do
 		;;
 	--allow-deadlock) suite_args+=("$1") ;;
 	--out) need_arg "$1" $#; out=$2; shift ;;
+	--image) need_arg "$1" $#; image_file=$2; shift ;;
 	-h | --help) usage; exit 0 ;;
 	--) shift; suite_args+=("$@"); break ;;
 	*) usage_error "unknown option '$1'" ;;
 	esac
 	shift
 done
+if [ -n "$image_file" ]; then
+	[ ${#vm_args[@]} -eq 0 ] || usage_error "--image goes without kernel options"
+	[ -r "$image_file" ] || usage_error "cannot read --image $image_file"
+fi
 # The suite's --help and lists need no job: vm.sh answers them.
 for arg in ${suite_args[@]+"${suite_args[@]}"}; do
 	case $arg in
@@ -112,8 +121,12 @@ lava_templates()
 
 # The image, as make vm would boot it: a usage error is vm.sh's.
 rc=0
-prepared=$("$TOOLS/vm/vm.sh" --prepare ${vm_args[@]+"${vm_args[@]}"} \
-	-- ${suite_args[@]+"${suite_args[@]}"}) || rc=$?
+if [ -n "$image_file" ]; then
+	prepared=$(cat "$image_file")
+else
+	prepared=$("$TOOLS/vm/vm.sh" --prepare ${vm_args[@]+"${vm_args[@]}"} \
+		-- ${suite_args[@]+"${suite_args[@]}"}) || rc=$?
+fi
 case $rc in
 0) ;;
 2) exit 2 ;;
@@ -125,6 +138,9 @@ prepared_value()
 }
 name=$(prepared_value name)
 entry=$(prepared_value entry)
+if [ -z "$name" ] || [ ! -d "$entry" ] || [ ! -f "$(prepared_value initrd)" ]; then
+	die "no image: name, entry and initrd wanted, got: $prepared"
+fi
 
 out=${out:-$TOP/build/lava/$name}
 mkdir -p "$out"
@@ -132,6 +148,7 @@ exec 7>"$out/.lock"
 flock -n 7 || die "another run is using $out: wait for it to end, or give --out"
 rm -rf "$out/output"
 rm -f "$out/results" "$out/lava.log"
+[ "$image_file" -ef "$out/image" ] || printf '%s\n' "$prepared" >"$out/image"
 
 image=$(boot_image "$entry" auto)
 initrd_with_args "$(prepared_value initrd)" "$out/initramfs.cpio.gz" \
@@ -156,9 +173,11 @@ job_id=$$
 trap 'rm -rf "/var/lib/lava/dispatcher/tmp/$job_id"' EXIT
 log "lava-run: job $job_id on $name (timeout ${job_timeout}s; log $out/lava.log)"
 lava_rc=0
+start=$(date +%s)
 timeout -k 10 $((job_timeout + CLEANUP_S)) lava-run --job-id "$job_id" \
 	--output-dir "$out/output" --device "$out/device.yaml" "$out/job.yaml" \
 	2>"$out/lava.log" || lava_rc=$?
+log "lava-run ended after $(($(date +%s) - start)) s (exit $lava_rc)"
 
 "$LAVA_PY" results "$out/lava.log" "$DEFINITION" >"$out/results" ||
 	die "lava-run (exit $lava_rc) logged no job result: see $out/lava.log"
