@@ -90,9 +90,7 @@ for arg in ${suite_args[@]+"${suite_args[@]}"}; do
 	esac
 done
 
-"$TOOLS/deps.sh" --lava || die "missing packages"
 [ "$(id -u)" -eq 0 ] || die "lava-run runs jobs as root only"
-need_cmd lava-run dpkg-deb
 
 # lava_templates: the device-type templates of lava-server at the version
 # of the lava-dispatcher installed, unpacked once into the cache.
@@ -132,6 +130,10 @@ case $rc in
 2) exit 2 ;;
 *) die "could not make the image (vm.sh --prepare: exit $rc)" ;;
 esac
+# After the image: vm.sh has checked the options and installed the rest.
+"$TOOLS/deps.sh" --lava || die "missing packages"
+need_cmd lava-run dpkg-deb
+
 prepared_value()
 {
 	awk -v k="$1" '$1 == k { sub(/^[^ ]* /, ""); print }' <<<"$prepared"

@@ -63,6 +63,23 @@ as_lava()
 	awk '{ r = $3 == "ok" ? "pass" : $3 == "skip" ? "skip" : "fail"; print $2, r }'
 }
 
+# ---- bad usage ------------------------------------------------------------
+
+status()
+{
+	local rc=0
+
+	"$@" >/dev/null 2>&1 || rc=$?
+	echo "exit $rc" >"$tmp/err"
+	[ "$rc" -eq 2 ]
+}
+check "make lava: an unknown option, exit 2" status "$LAVA" --bogus
+check "make lava: --image with kernel options, exit 2" \
+	status "$LAVA" --image "$tmp/none" --kernel stock
+check "make lava: a bad kernel, exit 2 (vm.sh's)" status "$LAVA" --kernel bogus
+check "make lava: a bad suite argument, exit 2 (the runner's)" \
+	status "$LAVA" -- --case no_such_case
+
 # ---- the job definitions against LAVA's schema ----------------------------
 
 suite_timeout=$(sed -n 's/^timeout=\([0-9][0-9]*\)$/\1/p' "$TOP/settings")
