@@ -108,10 +108,10 @@ endif
 	$(MAKE) -C modules KDIR=$(KDIR)
 
 # KERNEL: stock (the default; vanilla when PATCH= is given), vanilla,
-# patched or a bzImage, with KDIR= its build tree or headers and MODDIR=
+# patched, fixed or a bzImage, with KDIR= its build tree or headers and MODDIR=
 # its module tree (see tools/vm/vm.sh --help).  DIST: the Debian release of
 # the stock kernel (bullseye, bookworm, bookworm-backports, trixie, sid;
-# default bookworm).  SRC: the linux-source-X.Y vanilla and patched are built
+# default bookworm).  SRC: the linux-source-X.Y the source kernels are built
 # from (6.1, the default; 6.12; 7.2), results in build/vm/KERNEL-X.Y.
 KERNEL ?=
 DIST ?=

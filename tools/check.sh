@@ -17,7 +17,8 @@
 #            build, run_tests, install, run_kselftest.sh, O=, top level
 #   via      the suite in a VM through an installed run_kselftest.sh -c
 #            module_async, its nested document checked by the kernel's parser
-#   checkpatch  the kernel's checkpatch.pl --strict on every C and shell file
+#   checkpatch  the kernel's checkpatch.pl --strict on every C and shell file and
+#            on the kernel patch series (tools/kernel/patches/)
 #   sparse   the test modules through sparse (C=2) and W=1
 #   matrix   the suite in a VM on every kernel of tools/expected/verdicts
 #            that vm.sh can make (Debian's stock 5.10, 6.1, 6.12 and 7.2,
