@@ -12,6 +12,7 @@
 #
 # In a clone of the project it also drives the suite on its own:
 #   make vm      fetch Debian's kernel, build, boot the suite in QEMU
+#   make lava    the same as a LAVA job, run by lava-dispatcher
 #   make check   the project's own tests (host tests, then the suite in a VM)
 # See README.
 
@@ -135,15 +136,23 @@ q = '$(subst ','\'',$(1))'
 # -c module_async) instead of module_async.sh directly.
 VIA ?=
 
-vm:
-	tools/vm/vm.sh $(if $(KERNEL),--kernel $(call q,$(KERNEL))) \
+# The kernel's options, shared by make vm and make lava.
+kernel_options = $(if $(KERNEL),--kernel $(call q,$(KERNEL))) \
 		$(if $(DIST),--dist $(call q,$(DIST))) \
 		$(if $(SRC),--src $(call q,$(SRC))) \
 		$(if $(KVER),--kver $(call q,$(KVER))) \
 		$(if $(KDIR),--kdir $(call q,$(KDIR))) \
 		$(if $(MODDIR),--moddir $(call q,$(MODDIR))) \
-		$(foreach p,$(PATCH),--patch $(call q,$(p))) \
+		$(foreach p,$(PATCH),--patch $(call q,$(p)))
+
+vm:
+	tools/vm/vm.sh $(kernel_options) \
 		$(if $(VIA),--via $(call q,$(VIA))) $(allow_deadlock) \
+		-- $(foreach a,$(SUITE_ARGS),$(call q,$(a)))
+
+# The same kernel and suite as a LAVA job, run by lava-dispatcher here.
+lava:
+	tools/lava/lava.sh $(kernel_options) $(allow_deadlock) \
 		-- $(foreach a,$(SUITE_ARGS),$(call q,$(a)))
 
 matrix:
@@ -157,4 +166,4 @@ check:
 series:
 	tools/kernel/series.sh $(if $(SRC),--src $(call q,$(SRC)))
 
-.PHONY: modules vm matrix check series
+.PHONY: modules vm lava matrix check series

@@ -29,6 +29,9 @@
 #   deadlock the suite with deadlocks allowed on stock 5.10, 6.1 and 7.2 and
 #            on patched 6.1 and 7.2: every unsafe case a TIMEOUT with its
 #            stacks and wait-for cycle, the rest resumed in fresh VMs
+#   lava     make lava against make vm on the stock kernel, case by case;
+#            a deadlock in a LAVA job a recorded fail, the job complete;
+#            both job definitions through LAVA's job schema
 #   kernels  make vm with PATCH= alone, with KERNEL=FILE KDIR=<headers>, and
 #            its refusals of what cannot work
 #   fresh    the README's commands in a fresh minimal Debian root: its
@@ -46,7 +49,7 @@ PROG=${0##*/}
 readonly logdir=$TOP/build/check
 
 readonly all_stages="shell build lib compare driver inputs tools add-case intree via checkpatch \
-sparse matrix leftovers ktap deadlock kernels fresh"
+sparse matrix leftovers ktap deadlock lava kernels fresh"
 
 usage()
 {
@@ -258,6 +261,11 @@ stage_via()
 stage_deadlock()
 {
 	"$TOOLS/tests/test-deadlock.sh" --out "$TOP/build/check/deadlock"
+}
+
+stage_lava()
+{
+	"$TOOLS/tests/test-lava.sh" --out "$TOP/build/check/lava"
 }
 
 stage_kernels()

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# QEMU for the test VM: which accelerator, which image, start and stop.
+# QEMU for the test VM: which accelerator, which image, the suite's
+# arguments in the initramfs, start and stop.
 # Sourced by vm-run.sh and vm-boot.sh after tools/lib.sh; every function
 # takes what it needs as arguments and prints what it finds.
 #
@@ -145,6 +146,25 @@ elf_has_pvh()
 {
 	[ "$(od -An -tx1 -N4 "$1" 2>/dev/null | tr -d ' \n')" = 7f454c46 ] &&
 		LC_ALL=C readelf -n "$1" 2>/dev/null | grep -Eq 'Xen .*(0x00000012|PHYS32_ENTRY)'
+}
+
+# initrd_with_args BASE FILE ARGS...: FILE is the initramfs BASE and,
+# appended, a gzip'd cpio holding etc/module_async.args with ARGS, one a
+# line: the suite's arguments for guest-init.sh.  The kernel unpacks
+# concatenated archives in order, so a boot names its arguments without
+# rebuilding the image.
+initrd_with_args()
+{
+	local base=$1 dest=$2 dir args=etc/module_async.args
+
+	shift 2
+	dir=$(mktemp -d "$dest.args.XXXXXX")
+	mkdir "$dir/etc"
+	: >"$dir/$args"
+	[ $# -eq 0 ] || printf '%s\n' "$@" >"$dir/$args"
+	cp "$base" "$dest"
+	(cd "$dir" && echo "$args" | cpio --quiet -o -H newc -R 0:0) | gzip -n >>"$dest"
+	rm -rf "$dir"
 }
 
 # Escape a path for a -chardev option value.

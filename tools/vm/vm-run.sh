@@ -43,7 +43,6 @@ PROG=${0##*/}
 . "$TOOLS/vm/qemu.sh"
 readonly KTAP=$TOOLS/ktap/ktap
 
-readonly ARGS_FILE=etc/module_async.args	# in the initramfs, for guest-init.sh
 readonly CONSOLE_LINES=20	# kernel lines quoted for a guest that died
 
 usage()
@@ -124,22 +123,6 @@ rm -f "$out"/boot-[0-9]*.ktap "$out"/boot-[0-9]*.record "$results"
 : >"$console"
 : >"$serial1"
 trap 'rm -f "$boot_initrd"' EXIT
-
-# initrd_with_args FILE ARGS...: FILE is the base initramfs and, appended,
-# a gzip'd cpio holding ARGS_FILE with ARGS, one a line.
-initrd_with_args()
-{
-	local dest=$1 dir
-
-	shift
-	dir=$(mktemp -d "$out/args.XXXXXX")
-	mkdir "$dir/etc"
-	: >"$dir/$ARGS_FILE"
-	[ $# -eq 0 ] || printf '%s\n' "$@" >"$dir/$ARGS_FILE"
-	cp "$initrd" "$dest"
-	(cd "$dir" && echo "$ARGS_FILE" | cpio --quiet -o -H newc -R 0:0) | gzip -n >>"$dest"
-	rm -rf "$dir"
-}
 
 # record RECORD KEY: a value of vm-boot.sh's record of a boot.
 record()
@@ -315,7 +298,7 @@ while :; do
 	boot=$((boot + 1))
 	rec=$out/boot-$boot.record
 	doc=$out/boot-$boot.ktap
-	initrd_with_args "$boot_initrd" ${boot_args[@]+"${boot_args[@]}"}
+	initrd_with_args "$initrd" "$boot_initrd" ${boot_args[@]+"${boot_args[@]}"}
 	"$TOOLS/vm/vm-boot.sh" --image "$image" --initrd "$boot_initrd" --out "$out" \
 		--boot "$boot" --accel "$accel" --timeout "$timeout" --memory "$memory" \
 		--smp "$smp" --note "$note" || die "boot $boot failed to run (see $out/qemu.log)"

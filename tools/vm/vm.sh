@@ -71,6 +71,10 @@ Runs the suite in a QEMU guest and prints its KTAP output.
                        run_kselftest at least settings' timeout + 120); a
                        run that wedges the kernel goes on in fresh VMs
   --out DIR            where results go (default: build/vm/<kernel>)
+  --prepare            make the kernel, runner, modules and initramfs, boot
+                       nothing: print "name NAME" (the kernel's name in
+                       build/vm/), "entry DIR" (its kernel entry), "initrd
+                       FILE" and "cases FILE" (the runner's --list)
   -h, --help           this text
 
 Suite arguments after -- are passed to module_async.sh in the guest
@@ -90,6 +94,7 @@ patches=()
 timeout=300
 via=direct
 out=
+prepare=0
 suite_args=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -108,6 +113,7 @@ while [ $# -gt 0 ]; do
 	--timeout) need_arg "$1" $#; timeout=$2; shift ;;
 	--via) need_arg "$1" $#; via=$2; shift ;;
 	--out) need_arg "$1" $#; out=$2; shift ;;
+	--prepare) prepare=1 ;;
 	-h | --help) usage; exit 0 ;;
 	--) shift; suite_args+=("$@"); break ;;
 	*) usage_error "unknown option '$1'" ;;
@@ -269,6 +275,19 @@ else
 fi
 
 out=${out:-$TOP/build/vm/$name}
+
+# boot_vm: boot the initramfs (vm-run.sh), or with --prepare say what
+# would be booted.
+boot_vm()
+{
+	if [ "$prepare" = 1 ]; then
+		printf '%s %s\n' name "$name" entry "$entry" \
+			initrd "$out/initramfs.cpio.gz" cases "$out/cases"
+		exit 0
+	fi
+	exec "$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$out/initramfs.cpio.gz" \
+		--out "$out" --timeout "$timeout" --cases "$out/cases" -- "${suite_args[@]}"
+}
 stage=$out/suite
 krel=$(cat "$entry/krel")
 
@@ -291,8 +310,7 @@ if [ "$via" = run_kselftest ]; then
 	[ "$timeout" -ge $((ksft_timeout + 120)) ] || timeout=$((ksft_timeout + 120))
 	# The cases, for naming the one a dead guest was running.
 	"$runner" --list >"$out/cases" || die "could not list the cases"
-	exec "$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$out/initramfs.cpio.gz" \
-		--out "$out" --timeout "$timeout" --cases "$out/cases" -- "${suite_args[@]}"
+	boot_vm
 fi
 
 # Kbuild writes its output next to the sources of an external module, so
@@ -311,5 +329,4 @@ cp "$out"/modules-build/*.ko "$stage/modules/"
 	--out "$out/initramfs.cpio.gz" >&2 || die "could not build the initramfs"
 
 "$runner" --list >"$out/cases" || die "could not list the cases"
-exec "$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$out/initramfs.cpio.gz" \
-	--out "$out" --timeout "$timeout" --cases "$out/cases" -- "${suite_args[@]}"
+boot_vm
