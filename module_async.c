@@ -256,6 +256,7 @@ static void run_case(struct suite *s, const struct ma_case *c)
 			deadlock_evidence(&ctx);
 		}
 		kmsg_close(&ctx.kmsg);
+		diag("time: %.1f ms", ms(now_us() - ctx.begin_us));
 	}
 	ktap_result(c->name, &ctx.verdict);
 }
