@@ -160,11 +160,12 @@ enum load_hold load_wait_held(struct suite *s, struct module_load *load,
 
 /*
  * A deadlock is proven when the blocked tasks' stacks show the same
- * complete wait-for cycle (lib/waitfor.h) at two looks this far apart
- * while the job is still not done: a load that waits for other async work
- * for a moment has returned by the second look.
+ * complete wait-for cycle (lib/waitfor.h) at two looks CYCLE_CONFIRM_MS
+ * apart while the job is still not done: a load that waits for other async
+ * work for a moment has returned by the second look. A look reads every
+ * task's state, so it comes only every CYCLE_LOOK_MS.
  */
-#define CYCLE_LOOK_MS		10
+#define CYCLE_LOOK_MS		25
 #define CYCLE_CONFIRM_MS	100
 
 /*
