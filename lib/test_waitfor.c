@@ -238,6 +238,57 @@ TEST(wait_for_cycle_of_the_nested_load)
 }
 
 /*
+ * 7.2 (sid's 7.2.13, a run with deadlocks allowed): the job on the "async"
+ * workqueue; the nested module's modprobe in idempotent_init_module(),
+ * beside a modprobe of the runner's own (its parent is no kernel thread)
+ * that waits for async work too: the cycle is the usermode helper's.
+ */
+TEST(wait_for_cycle_of_the_nested_load_on_7_2)
+{
+	static const char * const requester72_stack[] = {
+		"[<0>] call_usermodehelper_exec+0x157/0x1b0",
+		"[<0>] __request_module+0x1fb/0x2e0",
+		"[<0>] ma_job_fn+0xa6/0x100 [ma_request]",
+		"[<0>] async_run_entry_fn+0x34/0x150",
+		NULL,
+	};
+	static const char * const nested72_stack[] = {
+		"[<0>] async_synchronize_cookie_domain+0x114/0x160",
+		"[<0>] do_init_module+0x1c2/0x290",
+		"[<0>] init_module_from_file+0xc8/0x180",
+		"[<0>] idempotent_init_module+0x23e/0x360",
+		NULL,
+	};
+	static const struct fake_task tasks[] = {
+		{ 38, "kworker/u8:2+async", "kthreadd", "", requester72_stack },
+		{ 128, "modprobe", "module_async", "modprobe null_blk nr_devices=1",
+		  loader72_stack },
+		{ 130, "modprobe", "kworker/u8:0",
+		  "/sbin/modprobe -q -- ma_nested", nested72_stack },
+		{ 0 },
+	};
+	static const struct fake_task runners_own[] = {
+		{ 38, "kworker/u8:2+async", "kthreadd", "", requester72_stack },
+		{ 128, "modprobe", "module_async", "modprobe null_blk",
+		  loader72_stack },
+		{ 0 },
+	};
+	static const char * const cycle[] = {
+		"async job ma_job_fn [ma_request] in kworker/u8:2 (pid 38)",
+		" -> request_module(ma_nested) -> modprobe (pid 130)",
+		" -> do_init_module -> async_synchronize_cookie_domain",
+		" -> waits for the async job in kworker/u8:2 (pid 38)",
+		NULL,
+	};
+	char line[1024];
+
+	EXPECT_TRUE(expect_cycle(tasks, true, cycle, line));
+	/* Without the helper's modprobe, the runner's own closes no cycle. */
+	EXPECT_TRUE(expect_cycle(runners_own, false, NULL, line));
+	EXPECT_NE(NULL, strstr(line, "(parent: module_async)"));
+}
+
+/*
  * Half a cycle, as seen before it closes or after it opened: the job
  * waits for a modprobe still in load_module(), not in the sync; or a
  * modprobe syncs while no job waits for it (its request returned).
