@@ -29,7 +29,7 @@ static bool request_from_async(struct case_ctx *ctx, const char *target,
 			       long *result)
 {
 	struct suite *s = ctx->suite;
-	char params[128];
+	char params[128], what[128];
 	long long begin;
 	long done = 0;
 	int ret;
@@ -52,9 +52,9 @@ static bool request_from_async(struct case_ctx *ctx, const char *target,
 		log_knobs("ma_request");
 		log_module_state(target);
 		modules_dump_loading();
-		snprintf(params, sizeof(params),
+		snprintf(what, sizeof(what),
 			 "request_module(\"%s\") from an async job", target);
-		verdict_stuck(ctx, ret, params);
+		verdict_stuck(ctx, ret, what);
 		return false;
 	}
 	*result = -1;
