@@ -238,6 +238,44 @@ TEST(wait_for_cycle_of_the_nested_load)
 }
 
 /*
+ * 5.10 (bullseye's 5.10.262, a run with deadlocks allowed): the job on
+ * "events_unbound", kernel/kmod.c's __request_module().
+ */
+TEST(wait_for_cycle_of_a_request_on_5_10)
+{
+	static const char * const requester510_stack[] = {
+		"[<0>] call_usermodehelper_exec+0x125/0x180",
+		"[<0>] __request_module+0x183/0x3a0",
+		"[<0>] ma_job_fn+0x72/0xb8 [ma_request]",
+		"[<0>] async_run_entry_fn+0x39/0x160",
+		NULL,
+	};
+	static const char * const loader510_stack[] = {
+		"[<0>] async_synchronize_cookie_domain+0x9a/0x150",
+		"[<0>] do_init_module+0x1b7/0x250",
+		"[<0>] __do_sys_finit_module+0xb1/0x120",
+		NULL,
+	};
+	static const struct fake_task tasks[] = {
+		{ 7, "kworker/u4:0+events_unbound", "kthreadd", "",
+		  requester510_stack },
+		{ 110, "modprobe", "kworker/u4:1",
+		  "/sbin/modprobe -q -- null_blk", loader510_stack },
+		{ 0 },
+	};
+	static const char * const cycle[] = {
+		"async job ma_job_fn [ma_request] in kworker/u4:0 (pid 7)",
+		" -> request_module(null_blk) -> modprobe (pid 110)",
+		" -> do_init_module -> async_synchronize_cookie_domain",
+		" -> waits for the async job in kworker/u4:0 (pid 7)",
+		NULL,
+	};
+	char line[1024];
+
+	EXPECT_TRUE(expect_cycle(tasks, true, cycle, line));
+}
+
+/*
  * 7.2 (sid's 7.2.13, a run with deadlocks allowed): the job on the "async"
  * workqueue; the nested module's modprobe in idempotent_init_module(),
  * beside a modprobe of the runner's own (its parent is no kernel thread)
