@@ -46,8 +46,9 @@
  * <case>", and the run ends with the totals and exit status 1. A harness
  * can run the remaining cases on a fresh kernel (tools/vm/vm-run.sh does).
  *
- * No case sleeps for a fixed time; each prints its guest time ("# time:"). Everything the runner changes is put back: modules it
- * loaded are unloaded, knobs get their saved values, gates are opened.
+ * No case sleeps for a fixed time; each prints its guest time ("# time:").
+ * Everything the runner changes is put back: modules it loaded are
+ * unloaded, knobs get their saved values, gates are opened.
  *
  * This file is the case table and the run (options, run_case(), the
  * cleanup after each case); the probes, the prerequisites, the cases and
