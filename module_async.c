@@ -17,27 +17,38 @@
  * Each case below checks one of these behaviours with the test modules in
  * modules/ and reports one KTAP line. An async job that must wait does so on
  * a gate (modules/ma_job.h) that this runner opens, so a policy can be
- * measured without wedging the kernel: hold a gate, load, see whether the
- * load returned before the gate opened, open it, see the load return. Loads
- * and unloads run in child processes under a watchdog (lib/child.h). Cases
- * that would deadlock this kernel for good ("unsafe") run only where the
- * policy probe says they cannot, or with --allow-deadlock in a throw-away VM.
+ * measured without wedging the kernel: hold a gate, load, see the load
+ * held or returned, open the gate, see the load return. A load is held when
+ * its task is seen blocked in async_synchronize_* (its kernel stack, or its
+ * wchan); only where neither can be read does a load running ten times a
+ * plain load's time count as held ("# held:" says which). Loads and
+ * unloads run in child processes under a watchdog (lib/child.h). The policy
+ * is named from facts so measured: which async work a load waits for (its
+ * init's own, its init's worker's, unrelated work) and whether async_probe
+ * skips that wait ("# facts:", "# policy:"). Cases that would deadlock
+ * this kernel for good ("unsafe") run only where those facts say they
+ * cannot, or with --allow-deadlock in a throw-away VM.
  *
- * A genuine deadlock is a verdict, not a hung run. When a case's load or
- * async job does not come back within the bound (--timeout-ms), the case
- * prints its evidence as "#" lines (the kernel's warnings and hung-task
- * reports since it began, the stuck tasks' stacks, the kernel's dump of
- * blocked tasks from sysrq w, and the wait-for cycle those stacks show),
- * then "not ok N <case> # TIMEOUT <bound>s", its cause and "# kernel wedged
- * by <case>". The kernel cannot load or unload anything after that, so
- * nothing more is tried: every remaining case is skipped with the reason
- * "kernel wedged by <case>" (lib/ktap.h shows the lines), and the run ends
- * with the totals and exit status 1. A harness can run the remaining cases
- * on a fresh kernel (tools/vm/vm-run.sh does).
+ * A genuine deadlock is a verdict, not a hung run. A case whose async job
+ * requests a module watches the blocked tasks' stacks: the same complete
+ * wait-for cycle (the job in request_module() waiting for modprobe,
+ * modprobe in do_init_module()'s async_synchronize_* waiting for the job)
+ * at two looks apart, the job still not done, proves the deadlock. A load
+ * or job that neither returns nor shows a cycle within the bound
+ * (--timeout-ms) is one too. The case prints its evidence as "#" lines
+ * (the kernel's warnings and hung-task reports since it began, the stuck
+ * tasks' stacks, the kernel's dump of blocked tasks from sysrq w, and the
+ * wait-for cycle those stacks show), then "not ok N <case> # TIMEOUT
+ * <seconds>s" (the time to the proof, or the bound), its cause and
+ * "# kernel wedged by <case>". The kernel cannot load or unload anything
+ * after that, so nothing more is tried: every remaining case is skipped
+ * with the reason "kernel wedged by <case>" (lib/ktap.h shows the lines),
+ * and the run ends with the totals and exit status 1. A harness can run
+ * the remaining cases on a fresh kernel (tools/vm/vm-run.sh does).
  *
- * Thresholds come from a baseline measured in the same run; no case sleeps
- * for a fixed time. Everything the runner changes is put back: modules it
- * loaded are unloaded, knobs get their saved values, gates are opened.
+ * No case sleeps for a fixed time; each prints its guest time ("# time:").
+ * Everything the runner changes is put back: modules it loaded are
+ * unloaded, knobs get their saved values, gates are opened.
  *
  * This file is the case table and the run (options, run_case(), the
  * cleanup after each case); the probes, the prerequisites, the cases and
@@ -257,6 +268,7 @@ static void run_case(struct suite *s, const struct ma_case *c)
 			deadlock_evidence(&ctx);
 		}
 		kmsg_close(&ctx.kmsg);
+		diag("time: %.1f ms", ms(now_us() - ctx.begin_us));
 	}
 	ktap_result(c->name, &ctx.verdict);
 }
@@ -308,9 +320,10 @@ static void usage(FILE *f, const char *prog)
 		"  -m, --modules-dir DIR the test modules (default: the runner's\n"
 		"                        directory + /modules)\n"
 		"\n"
-		"A load or async job that does not return within the timeout is a\n"
-		"deadlock: the case prints its evidence (stacks, the sysrq w dump,\n"
-		"kernel warnings, the wait-for cycle), then\n"
+		"A wait-for cycle seen twice in the stacks, or a load or async job\n"
+		"that does not return within the timeout, is a deadlock: the case\n"
+		"prints its evidence (stacks, the sysrq w dump, kernel warnings,\n"
+		"the wait-for cycle), then, with the time to the proof or the bound,\n"
 		"  not ok N <case> # TIMEOUT <seconds>s\n"
 		"  # <case>: TIMEOUT <what did not return>\n"
 		"  # kernel wedged by <case>\n"

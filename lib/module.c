@@ -254,20 +254,45 @@ bool module_builtin(const char *name)
 	return modules_dir_lists("modules.builtin", name);
 }
 
+static const char *modprobe_path;
+
+void modprobe_set_path(const char *path)
+{
+	modprobe_path = path;
+}
+
+/*
+ * Runs modprobe in a process of its own and reports its exit status: the
+ * report pipe must stay open until modprobe has exited, not close at its
+ * exec (a modprobe slower than the child's exit bound read as done).
+ */
 static void exec_in_child(void *arg, struct child_report *report)
 {
 	char *const *argv = arg;
 	char path[PATH_MAX];
+	int status;
+	pid_t pid;
 
-	/* Its messages are diagnostics, never part of the runner's KTAP. */
-	dup2(STDERR_FILENO, STDOUT_FILENO);
 	/* Run the modprobe the kernel itself would run. */
-	if (sysfs_read("/proc/sys/kernel/modprobe", path, sizeof(path)) ||
-	    !path[0])
+	if (modprobe_path)
+		snprintf(path, sizeof(path), "%s", modprobe_path);
+	else if (sysfs_read("/proc/sys/kernel/modprobe", path, sizeof(path)) ||
+		 !path[0])
 		snprintf(path, sizeof(path), "/sbin/modprobe");
-	execv(path, argv);
-	report->ret = -1;
-	report->err = errno;
+	pid = fork();
+	if (pid == 0) {
+		/* Its messages are diagnostics, never part of the runner's KTAP. */
+		dup2(STDERR_FILENO, STDOUT_FILENO);
+		execv(path, argv);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid) {
+		report->ret = -1;
+		report->err = errno;
+		return;
+	}
+	report->ret = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	report->err = ECHILD;
 }
 
 int modprobe(const char *const argv[], int timeout_ms)
@@ -279,11 +304,9 @@ int modprobe(const char *const argv[], int timeout_ms)
 	if (ret)
 		return ret;
 	switch (child_wait(&c, timeout_ms)) {
-	case CHILD_REPORTED:	/* only when exec failed */
-		return -c.report.err;
-	case CHILD_DIED:	/* modprobe ran and exited */
-		if (WIFEXITED(c.wait_status))
-			return WEXITSTATUS(c.wait_status);
+	case CHILD_REPORTED:	/* modprobe exited, or could not run */
+		return c.report.ret >= 0 ? c.report.ret : -c.report.err;
+	case CHILD_DIED:
 		return -ECHILD;
 	case CHILD_RUNNING:
 		child_describe(&c, "modprobe");

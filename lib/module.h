@@ -75,8 +75,14 @@ int module_file_vermagic(const char *path, char *buf, size_t len);
 bool module_available(const char *name);
 bool module_builtin(const char *name);
 
-/* Run modprobe (the kernel's, from /proc/sys/kernel/modprobe) with @argv. */
+/*
+ * Run modprobe (the kernel's, from /proc/sys/kernel/modprobe) with @argv:
+ * its exit status, -errno if it could not run, -ETIMEDOUT.
+ */
 int modprobe(const char *const argv[], int timeout_ms);
+
+/* Run @path instead of the kernel's modprobe (tests); NULL restores it. */
+void modprobe_set_path(const char *path);
 
 /* The loaded modules, as /proc/modules lists them (newest first). */
 struct modlist {

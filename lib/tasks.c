@@ -354,3 +354,70 @@ void task_stack_report(const struct task_stack *t, const char *indent)
 	if (t->nr_dropped)
 		diag("%s  ... %u more frames", indent, t->nr_dropped);
 }
+
+/* ---- where a task sleeps ------------------------------------------------ */
+
+#define KTHREADD_PID	2
+
+const char *task_view_name(enum task_view view)
+{
+	switch (view) {
+	case TASK_VIEW_STACK:
+		return "/proc/<pid>/stack";
+	case TASK_VIEW_WCHAN:
+		return "/proc/<pid>/wchan";
+	case TASK_VIEW_NONE:
+	default:
+		return "no view";
+	}
+}
+
+/* @pid's wchan, a function name; "" if the kernel shows none ("0"). */
+static int task_wchan(int pid, char *buf, size_t len)
+{
+	FILE *f = task_open(pid, "wchan");
+	size_t n;
+
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	if (!strcmp(buf, "0"))
+		buf[0] = '\0';
+	return 0;
+}
+
+int task_waits_in(int pid, const char *func, enum task_view view)
+{
+	static struct task_stack t;
+	char wchan[TASK_FRAME_LEN];
+	int ret;
+
+	if (view == TASK_VIEW_STACK) {
+		ret = task_read(pid, &t, false);
+		if (ret)
+			return ret;
+		return task_stack_find(&t, func) >= 0;
+	}
+	if (view == TASK_VIEW_WCHAN) {
+		ret = task_wchan(pid, wchan, sizeof(wchan));
+		if (ret)
+			return ret;
+		return function_matches(wchan, func);
+	}
+	return -EOPNOTSUPP;
+}
+
+enum task_view tasks_view(void)
+{
+	static struct task_stack t;
+	char wchan[TASK_FRAME_LEN];
+
+	if (!task_read(KTHREADD_PID, &t, false) && t.nr_frames)
+		return TASK_VIEW_STACK;
+	if (!task_wchan(KTHREADD_PID, wchan, sizeof(wchan)) && wchan[0])
+		return TASK_VIEW_WCHAN;
+	return TASK_VIEW_NONE;
+}

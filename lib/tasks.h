@@ -97,4 +97,28 @@ struct task_stack *task_set_add(struct task_set *set,
 /* Log "<comm> (pid N) state D" and the kept frames, indented by @indent. */
 void task_stack_report(const struct task_stack *t, const char *indent);
 
+/*
+ * How the kernel shows where a task sleeps: its kernel stack
+ * (/proc/<pid>/stack: root, CONFIG_STACKTRACE), else the function it
+ * sleeps in (/proc/<pid>/wchan: CONFIG_KALLSYMS), else not at all.
+ */
+enum task_view {
+	TASK_VIEW_NONE,
+	TASK_VIEW_WCHAN,
+	TASK_VIEW_STACK,
+};
+
+/* What this kernel shows, tried on kthreadd (pid 2), which always sleeps. */
+enum task_view tasks_view(void);
+
+/* "/proc/<pid>/stack", "/proc/<pid>/wchan", "no view" */
+const char *task_view_name(enum task_view view);
+
+/*
+ * Does @pid sleep in @func (a pattern as task_stack_find()'s), as @view
+ * shows it: anywhere on its stack, or as its wchan? 1 yes, 0 no, -errno if
+ * it cannot be read.
+ */
+int task_waits_in(int pid, const char *func, enum task_view view);
+
 #endif /* MA_TASKS_H */

@@ -118,6 +118,27 @@ TEST(loading_a_missing_file_fails_in_the_child)
 	EXPECT_EQ(-ENOENT, module_load("/nonexistent/ma_plain.ko", "", 5000));
 }
 
+/*
+ * A modprobe slower than a child's exit bound (a second; null_blk's load
+ * under a busy TCG host) is waited for to its exit, and its status kept.
+ */
+TEST(a_slow_modprobe_is_waited_for)
+{
+	static const char * const argv[] = { "modprobe", "null_blk", NULL };
+	char *dir = make_temp_dir();
+	char path[PATH_MAX];
+
+	ASSERT_NE(NULL, dir);
+	snprintf(path, sizeof(path), "%s/modprobe", dir);
+	write_file(path, "#!/bin/sh\nsleep 1.5\nexit 3\n");
+	ASSERT_EQ(0, chmod(path, 0755));
+	modprobe_set_path(path);
+	EXPECT_EQ(3, modprobe(argv, 5000));
+	modprobe_set_path(NULL);
+	remove_tree(dir);
+	free(dir);
+}
+
 TEST(unloading_a_module_that_is_not_there)
 {
 	int ret;

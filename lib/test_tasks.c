@@ -104,6 +104,33 @@ TEST_F(fake_proc, dumps_the_stacks_of_blocked_tasks_only)
 	EXPECT_EQ(NULL, strstr(captured, "task 200"));
 }
 
+/* A load held in do_init_module()'s wait, seen by its stack or its wchan. */
+TEST_F(fake_proc, a_held_load_is_seen_by_its_stack_or_its_wchan)
+{
+	char path[PATH_MAX];
+
+	EXPECT_EQ(1, task_waits_in(100, "async_synchronize_*", TASK_VIEW_STACK));
+	EXPECT_EQ(0, task_waits_in(300, "async_synchronize_*", TASK_VIEW_STACK));
+	EXPECT_GT(0, task_waits_in(999, "async_synchronize_*", TASK_VIEW_STACK));
+	/* No stack, no wchan: kthreadd (2) is not there. */
+	EXPECT_EQ(TASK_VIEW_NONE, tasks_view());
+
+	fake_task(self->root, 2, "2 (kthreadd) S 0 0 0 0\n", NULL);
+	snprintf(path, sizeof(path), "%s/2/wchan", self->root);
+	write_file(path, "kthreadd");
+	snprintf(path, sizeof(path), "%s/100/wchan", self->root);
+	write_file(path, "async_synchronize_cookie_domain");
+	snprintf(path, sizeof(path), "%s/300/wchan", self->root);
+	write_file(path, "0");
+	EXPECT_EQ(TASK_VIEW_WCHAN, tasks_view());
+	EXPECT_EQ(1, task_waits_in(100, "async_synchronize_*", TASK_VIEW_WCHAN));
+	EXPECT_EQ(0, task_waits_in(300, "async_synchronize_*", TASK_VIEW_WCHAN));
+
+	snprintf(path, sizeof(path), "%s/2/stack", self->root);
+	write_file(path, "[<0>] kthreadd+0x1c0/0x220\n[<0>] ret_from_fork+0x22/0x30\n");
+	EXPECT_EQ(TASK_VIEW_STACK, tasks_view());
+}
+
 TEST(stack_frames_leave_out_generic_and_unreliable_ones)
 {
 	struct task_stack t;

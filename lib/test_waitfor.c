@@ -36,6 +36,50 @@ static bool is_sequence(const char *line, const char * const parts[])
 	return !*line;
 }
 
+/* A blocked task of a test: its stack as the kernel showed it. */
+struct fake_task {
+	int pid;
+	const char *comm, *parent, *cmdline;
+	const char * const *stack;
+};
+
+/*
+ * waitfor_cycle() of @tasks (up to one with pid 0): a cycle found iff
+ * @found, its line @line's parts one after the other (unless NULL); the
+ * line is left in @buf (room for 1024) for further checks.
+ */
+static bool expect_cycle(const struct fake_task *tasks, bool found,
+			 const char * const line[], char *buf)
+{
+	static struct task_set set;
+	struct task_stack t;
+
+	memset(&set, 0, sizeof(set));
+	for (; tasks->pid; tasks++) {
+		make_task(&t, tasks->pid, tasks->comm, tasks->parent,
+			  tasks->cmdline, tasks->stack);
+		task_set_add(&set, &t);
+	}
+	if (waitfor_cycle(&set, buf, 1024) != found) {
+		fprintf(stderr, "# cycle %sexpected: %s\n", found ? "" : "not ",
+			buf);
+		return false;
+	}
+	if (line && !is_sequence(buf, line)) {
+		fprintf(stderr, "# got: %s\n", buf);
+		return false;
+	}
+	return true;
+}
+
+/* 7.2's loader, as sid's 7.2.13 showed it (a run with deadlocks allowed). */
+static const char * const loader72_stack[] = {
+	"[<0>] async_synchronize_cookie_domain+0x114/0x160",
+	"[<0>] do_init_module+0x1c2/0x290",
+	"[<0>] __do_sys_init_module+0x18d/0x200",
+	NULL,
+};
+
 static const char * const cycle_of_request[] = {
 	"async job ma_job_fn [ma_request] in kworker/u4:1 (pid 25)",
 	" -> request_module(kyber-iosched) -> modprobe (pid 127)",
@@ -55,25 +99,24 @@ static const char * const cycle_of_elevator[] = {
 
 TEST(wait_for_cycle_of_a_request_from_async)
 {
-	static struct task_set set;
+	static const struct fake_task tasks[] = {
+		{ 25, "kworker/u4:1+events_unbound", "kthreadd", "",
+		  requester_stack },
+		{ 40, "jbd2/sda1-8", "kthreadd", "", unrelated_stack },
+		{ 127, "modprobe", "kworker/u4:0",
+		  "/sbin/modprobe -q -- kyber-iosched", loader_stack },
+		{ 0 },
+	};
 	struct task_stack t;
 	char line[1024];
 
-	memset(&set, 0, sizeof(set));
-	make_task(&t, 25, "kworker/u4:1+events_unbound", "kthreadd", "",
-		  requester_stack);
-	task_set_add(&set, &t);
+	EXPECT_TRUE(expect_cycle(tasks, true, cycle_of_request, line));
+	make_task(&t, 25, "kworker/u4:1", "kthreadd", "", requester_stack);
+	EXPECT_TRUE(waitfor_involved(&t));
 	make_task(&t, 40, "jbd2/sda1-8", "kthreadd", "", unrelated_stack);
-	task_set_add(&set, &t);
-	make_task(&t, 127, "modprobe", "kworker/u4:0", "/sbin/modprobe -q -- kyber-iosched",
-		  loader_stack);
-	task_set_add(&set, &t);
-
-	EXPECT_TRUE(waitfor_cycle(&set, line, sizeof(line)));
-	EXPECT_TRUE(is_sequence(line, cycle_of_request));
-	EXPECT_TRUE(waitfor_involved(&set.tasks[0]));
-	EXPECT_FALSE(waitfor_involved(&set.tasks[1]));
-	EXPECT_TRUE(waitfor_involved(&set.tasks[2]));
+	EXPECT_FALSE(waitfor_involved(&t));
+	make_task(&t, 127, "modprobe", "kworker/u4:0", "", loader_stack);
+	EXPECT_TRUE(waitfor_involved(&t));
 }
 
 TEST(wait_for_cycle_names_the_caller_of_request_module)
@@ -88,20 +131,15 @@ TEST(wait_for_cycle_names_the_caller_of_request_module)
 		"[<0>] async_run_entry_fn+0x30/0x130",
 		NULL,
 	};
-	static struct task_set set;
-	struct task_stack t;
+	static const struct fake_task tasks[] = {
+		{ 114, "modprobe", "kworker/u4:1",
+		  "/sbin/modprobe -q -- kyber-iosched", loader_stack },
+		{ 9, "kworker/u4:0+events_unbound", "kthreadd", "", elv_stack },
+		{ 0 },
+	};
 	char line[1024];
 
-	memset(&set, 0, sizeof(set));
-	make_task(&t, 114, "modprobe", "kworker/u4:1", "/sbin/modprobe -q -- kyber-iosched",
-		  loader_stack);
-	task_set_add(&set, &t);
-	make_task(&t, 9, "kworker/u4:0+events_unbound", "kthreadd", "",
-		  elv_stack);
-	task_set_add(&set, &t);
-
-	EXPECT_TRUE(waitfor_cycle(&set, line, sizeof(line)));
-	EXPECT_TRUE(is_sequence(line, cycle_of_elevator));
+	EXPECT_TRUE(expect_cycle(tasks, true, cycle_of_elevator, line));
 }
 
 /*
@@ -122,11 +160,11 @@ TEST(wait_for_cycle_of_the_elevator_on_7_2)
 		"[<0>] async_run_entry_fn+0x34/0x150",
 		NULL,
 	};
-	static const char * const loader72_stack[] = {
-		"[<0>] async_synchronize_cookie_domain+0x114/0x160",
-		"[<0>] do_init_module+0x1c2/0x290",
-		"[<0>] __do_sys_init_module+0x18d/0x200",
-		NULL,
+	static const struct fake_task tasks[] = {
+		{ 12, "kworker/u8:0+async", "kthreadd", "", elv_stack },
+		{ 130, "modprobe", "kworker/u8:2",
+		  "/sbin/modprobe -q -- kyber-iosched", loader72_stack },
+		{ 0 },
 	};
 	static const char * const cycle[] = {
 		"async job ma_job_fn [ma_elv] in kworker/u8:0 (pid 12)",
@@ -136,19 +174,9 @@ TEST(wait_for_cycle_of_the_elevator_on_7_2)
 		" -> waits for the async job in kworker/u8:0 (pid 12)",
 		NULL,
 	};
-	static struct task_set set;
-	struct task_stack t;
 	char line[1024];
 
-	memset(&set, 0, sizeof(set));
-	make_task(&t, 12, "kworker/u8:0+async", "kthreadd", "", elv_stack);
-	task_set_add(&set, &t);
-	make_task(&t, 130, "modprobe", "kworker/u8:2", "/sbin/modprobe -q -- kyber-iosched",
-		  loader72_stack);
-	task_set_add(&set, &t);
-
-	EXPECT_TRUE(waitfor_cycle(&set, line, sizeof(line)));
-	EXPECT_TRUE(is_sequence(line, cycle));
+	EXPECT_TRUE(expect_cycle(tasks, true, cycle, line));
 }
 
 /*
@@ -171,20 +199,163 @@ TEST(wait_for_cycle_names_the_elevator_past_stale_frames)
 		"[<0>] async_run_entry_fn+0x15/0x7a",
 		NULL,
 	};
-	static struct task_set set;
-	struct task_stack t;
+	static const struct fake_task tasks[] = {
+		{ 5, "kworker/u2:0+events_unbound", "kthreadd", "", elv_stack },
+		{ 46, "modprobe", "kworker/u2:1",
+		  "/sbin/modprobe -q -- kyber-iosched", loader_stack },
+		{ 0 },
+	};
 	char line[1024];
 
-	memset(&set, 0, sizeof(set));
-	make_task(&t, 5, "kworker/u2:0+events_unbound", "kthreadd", "", elv_stack);
-	task_set_add(&set, &t);
-	make_task(&t, 46, "modprobe", "kworker/u2:1", "/sbin/modprobe -q -- kyber-iosched",
-		  loader_stack);
-	task_set_add(&set, &t);
-
-	EXPECT_TRUE(waitfor_cycle(&set, line, sizeof(line)));
+	EXPECT_TRUE(expect_cycle(tasks, true, NULL, line));
 	EXPECT_NE(NULL, strstr(line, " (pid 5) -> elevator_get -> request_module("));
 	EXPECT_EQ(NULL, strstr(line, "mntput_no_expire"));
+}
+
+/*
+ * The nested form (6.1, bookworm's 6.1.192, a run with deadlocks allowed):
+ * the module requested uses async itself; the same two parties.
+ */
+TEST(wait_for_cycle_of_the_nested_load)
+{
+	static const struct fake_task tasks[] = {
+		{ 25, "kworker/u4:1+events_unbound", "kthreadd", "",
+		  requester_stack },
+		{ 108, "modprobe", "kworker/u4:0",
+		  "/sbin/modprobe -q -- ma_nested", loader_stack },
+		{ 0 },
+	};
+	static const char * const cycle[] = {
+		"async job ma_job_fn [ma_request] in kworker/u4:1 (pid 25)",
+		" -> request_module(ma_nested) -> modprobe (pid 108)",
+		" -> do_init_module -> async_synchronize_cookie_domain",
+		" -> waits for the async job in kworker/u4:1 (pid 25)",
+		NULL,
+	};
+	char line[1024];
+
+	EXPECT_TRUE(expect_cycle(tasks, true, cycle, line));
+}
+
+/*
+ * 5.10 (bullseye's 5.10.262, a run with deadlocks allowed): the job on
+ * "events_unbound", kernel/kmod.c's __request_module().
+ */
+TEST(wait_for_cycle_of_a_request_on_5_10)
+{
+	static const char * const requester510_stack[] = {
+		"[<0>] call_usermodehelper_exec+0x125/0x180",
+		"[<0>] __request_module+0x183/0x3a0",
+		"[<0>] ma_job_fn+0x72/0xb8 [ma_request]",
+		"[<0>] async_run_entry_fn+0x39/0x160",
+		NULL,
+	};
+	static const char * const loader510_stack[] = {
+		"[<0>] async_synchronize_cookie_domain+0x9a/0x150",
+		"[<0>] do_init_module+0x1b7/0x250",
+		"[<0>] __do_sys_finit_module+0xb1/0x120",
+		NULL,
+	};
+	static const struct fake_task tasks[] = {
+		{ 7, "kworker/u4:0+events_unbound", "kthreadd", "",
+		  requester510_stack },
+		{ 110, "modprobe", "kworker/u4:1",
+		  "/sbin/modprobe -q -- null_blk", loader510_stack },
+		{ 0 },
+	};
+	static const char * const cycle[] = {
+		"async job ma_job_fn [ma_request] in kworker/u4:0 (pid 7)",
+		" -> request_module(null_blk) -> modprobe (pid 110)",
+		" -> do_init_module -> async_synchronize_cookie_domain",
+		" -> waits for the async job in kworker/u4:0 (pid 7)",
+		NULL,
+	};
+	char line[1024];
+
+	EXPECT_TRUE(expect_cycle(tasks, true, cycle, line));
+}
+
+/*
+ * 7.2 (sid's 7.2.13, a run with deadlocks allowed): the job on the "async"
+ * workqueue; the nested module's modprobe in idempotent_init_module(),
+ * beside a modprobe of the runner's own (its parent is no kernel thread)
+ * that waits for async work too: the cycle is the usermode helper's.
+ */
+TEST(wait_for_cycle_of_the_nested_load_on_7_2)
+{
+	static const char * const requester72_stack[] = {
+		"[<0>] call_usermodehelper_exec+0x157/0x1b0",
+		"[<0>] __request_module+0x1fb/0x2e0",
+		"[<0>] ma_job_fn+0xa6/0x100 [ma_request]",
+		"[<0>] async_run_entry_fn+0x34/0x150",
+		NULL,
+	};
+	static const char * const nested72_stack[] = {
+		"[<0>] async_synchronize_cookie_domain+0x114/0x160",
+		"[<0>] do_init_module+0x1c2/0x290",
+		"[<0>] init_module_from_file+0xc8/0x180",
+		"[<0>] idempotent_init_module+0x23e/0x360",
+		NULL,
+	};
+	static const struct fake_task tasks[] = {
+		{ 38, "kworker/u8:2+async", "kthreadd", "", requester72_stack },
+		{ 128, "modprobe", "module_async", "modprobe null_blk nr_devices=1",
+		  loader72_stack },
+		{ 130, "modprobe", "kworker/u8:0",
+		  "/sbin/modprobe -q -- ma_nested", nested72_stack },
+		{ 0 },
+	};
+	static const struct fake_task runners_own[] = {
+		{ 38, "kworker/u8:2+async", "kthreadd", "", requester72_stack },
+		{ 128, "modprobe", "module_async", "modprobe null_blk",
+		  loader72_stack },
+		{ 0 },
+	};
+	static const char * const cycle[] = {
+		"async job ma_job_fn [ma_request] in kworker/u8:2 (pid 38)",
+		" -> request_module(ma_nested) -> modprobe (pid 130)",
+		" -> do_init_module -> async_synchronize_cookie_domain",
+		" -> waits for the async job in kworker/u8:2 (pid 38)",
+		NULL,
+	};
+	char line[1024];
+
+	EXPECT_TRUE(expect_cycle(tasks, true, cycle, line));
+	/* Without the helper's modprobe, the runner's own closes no cycle. */
+	EXPECT_TRUE(expect_cycle(runners_own, false, NULL, line));
+	EXPECT_NE(NULL, strstr(line, "(parent: module_async)"));
+}
+
+/*
+ * Half a cycle, as seen before it closes or after it opened: the job
+ * waits for a modprobe still in load_module(), not in the sync; or a
+ * modprobe syncs while no job waits for it (its request returned).
+ */
+TEST(no_wait_for_cycle_in_half_of_one)
+{
+	static const char * const loading_stack[] = {
+		"[<0>] load_module+0x1d3b/0x2b70",
+		"[<0>] __do_sys_finit_module+0xac/0x120",
+		NULL,
+	};
+	static const struct fake_task not_yet[] = {
+		{ 25, "kworker/u4:1+events_unbound", "kthreadd", "",
+		  requester_stack },
+		{ 127, "modprobe", "kworker/u4:0",
+		  "/sbin/modprobe -q -- kyber-iosched", loading_stack },
+		{ 0 },
+	};
+	static const struct fake_task no_job[] = {
+		{ 130, "modprobe", "kworker/u8:2",
+		  "/sbin/modprobe -q -- kyber-iosched", loader72_stack },
+		{ 0 },
+	};
+	char line[1024];
+
+	EXPECT_TRUE(expect_cycle(not_yet, false, NULL, line));
+	EXPECT_NE(NULL, strstr(line, "no module loader waits for async work"));
+	EXPECT_TRUE(expect_cycle(no_job, false, NULL, line));
+	EXPECT_NE(NULL, strstr(line, "no async job waits in request_module()"));
 }
 
 TEST(no_wait_for_cycle_in_unrelated_stacks)

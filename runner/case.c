@@ -104,6 +104,137 @@ int job_wait_done(struct suite *s, const char *module)
 	return knob_wait_long(module, "done", 1, s->timeout_ms, NULL);
 }
 
+/* Where do_init_module() waits for async work, on every generation. */
+#define SYNC_FUNCTIONS		"async_synchronize_*"
+
+/*
+ * How a held load is seen, found once a run and said in a "#" line: by its
+ * stack or wchan; where neither can be read, by its time (the baseline's
+ * multiple, probe.c). 0, or -errno if that baseline cannot be measured.
+ */
+int suite_view(struct suite *s)
+{
+	int ret;
+
+	if (s->view_known)
+		return 0;
+	s->view = tasks_view();
+	if (s->view == TASK_VIEW_NONE) {
+		ret = suite_baseline(s);
+		if (ret)
+			return ret;
+		diag("held: no stack or wchan to read: a load still running after %d ms is held",
+		     s->hold_ms);
+	} else {
+		diag("held: a load seen blocked in %s (%s) is held",
+		     SYNC_FUNCTIONS, task_view_name(s->view));
+	}
+	s->view_known = true;
+	return 0;
+}
+
+/*
+ * Wait until @load is held (seen blocked in do_init_module()'s wait for
+ * async work) or has returned, polling its stack for up to @bound_ms: a
+ * load that is neither at the bound is LOAD_RUNNING. Without a view of
+ * stacks a load still running after the suite's hold_ms counts as held.
+ * suite_view() must have succeeded.
+ */
+enum load_hold load_wait_held(struct suite *s, struct module_load *load,
+			      int bound_ms)
+{
+	long long deadline = now_us() + bound_ms * 1000LL;
+
+	if (s->view == TASK_VIEW_NONE)
+		return module_load_wait(load, s->hold_ms) == CHILD_RUNNING ?
+		       LOAD_HELD : LOAD_RETURNED;
+	for (;;) {
+		if (module_load_wait(load, KNOB_POLL_STEP_MS) != CHILD_RUNNING)
+			return LOAD_RETURNED;
+		if (task_waits_in(load->child.pid, SYNC_FUNCTIONS, s->view) == 1)
+			return LOAD_HELD;
+		if (now_us() >= deadline)
+			return LOAD_RUNNING;
+	}
+}
+
+/*
+ * A deadlock is proven when the blocked tasks' stacks show the same
+ * complete wait-for cycle (lib/waitfor.h) at two looks CYCLE_CONFIRM_MS
+ * apart while the job is still not done: a load that waits for other async
+ * work for a moment has returned by the second look. A look reads every
+ * task's state, so it comes only every CYCLE_LOOK_MS.
+ */
+#define CYCLE_LOOK_MS		25
+#define CYCLE_CONFIRM_MS	100
+
+/*
+ * Wait, bounded by the suite's timeout, until @module's job is done (its
+ * "done" knob in *@done), or the stacks prove a deadlock. Returns 0 once
+ * done, -EDEADLK once proven (the cycle and the time it took are printed,
+ * the time kept for verdict_stuck()), -ETIMEDOUT at the bound.
+ */
+static bool job_done(const char *module, long *done)
+{
+	return !knob_read_long(module, "done", done) && *done == 1;
+}
+
+int job_wait_done_or_cycle(struct case_ctx *ctx, const char *module,
+			   long *done)
+{
+	static struct task_set blocked;
+	static char first[1024], line[1024];
+	long long begin = now_us(), seen = 0, next_look = begin, now;
+	long long deadline = begin + ctx->suite->timeout_ms * 1000LL;
+
+	suite_view(ctx->suite);
+	for (;;) {
+		if (job_done(module, done))
+			return 0;
+		now = now_us();
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		if (now >= next_look && ctx->suite->view == TASK_VIEW_STACK) {
+			next_look = now + CYCLE_LOOK_MS * 1000LL;
+			tasks_read_blocked(&blocked);
+			if (!waitfor_cycle(&blocked, line, sizeof(line))) {
+				seen = 0;
+			} else if (!seen || strcmp(line, first)) {
+				seen = now;
+				memcpy(first, line, sizeof(first));
+			} else if (now - seen >= CYCLE_CONFIRM_MS * 1000LL &&
+				   !job_done(module, done)) {
+				break;
+			}
+		}
+		sleep_ms(KNOB_POLL_STEP_MS);
+	}
+	ctx->proven_ms = (now - begin + 999) / 1000;
+	diag("deadlock proven %lld ms after the job began, by this wait-for cycle",
+	     ctx->proven_ms);
+	diag("seen at two looks %lld ms apart:", (now - seen) / 1000);
+	diag("  %s", line);
+	return -EDEADLK;
+}
+
+/*
+ * The verdict of a job that did not come back (@ret from
+ * job_wait_done_or_cycle()): @what, proven a deadlock by its cycle (the
+ * TIMEOUT's time is then the proof's), or not done within the bound.
+ */
+void verdict_stuck(struct case_ctx *ctx, int ret, const char *what)
+{
+	if (ret == -EDEADLK) {
+		verdict(ctx, KTAP_WEDGED,
+			"%s: a deadlock, proven from its wait-for cycle in %lld ms",
+			what, ctx->proven_ms);
+		ctx->verdict.bound_ms = ctx->proven_ms;
+	} else {
+		verdict(ctx, KTAP_WEDGED, "%s did not return within %d ms",
+			what, ctx->suite->timeout_ms);
+	}
+}
+
 /* Log a module's knobs as "name: knob=value ..." for the evidence. */
 void log_knobs(const char *module)
 {

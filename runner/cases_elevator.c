@@ -86,6 +86,7 @@ void case_elevator_switch_from_async(struct case_ctx *ctx)
 {
 	struct suite *s = ctx->suite;
 	char path[PATH_MAX], params[128], saved[32], active[32], reason[128];
+	char what[PATH_MAX + 64];
 	const char * const *modules = ctx->c->kernel_modules;
 	const char *elevator = NULL, *module = NULL;
 	char name[32];
@@ -134,13 +135,15 @@ void case_elevator_switch_from_async(struct case_ctx *ctx)
 			"cannot start ma_elv's job: %s", strerror(-ret));
 		return;
 	}
-	if (knob_wait_long("ma_elv", "done", 1, s->timeout_ms, &done)) {
+	ret = job_wait_done_or_cycle(ctx, "ma_elv", &done);
+	if (ret) {
 		log_knobs("ma_elv");
 		log_module_state(module);
 		modules_dump_loading();
-		verdict(ctx, KTAP_WEDGED,
-			"writing %s to %s from an async job did not return within %d ms",
-			elevator, path, s->timeout_ms);
+		snprintf(what, sizeof(what),
+			 "writing %s to %s from an async job", elevator,
+			 path);
+		verdict_stuck(ctx, ret, what);
 		return;
 	}
 	knob_read_long("ma_elv", "result", &result);

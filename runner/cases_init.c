@@ -13,22 +13,27 @@
 #include "runner.h"
 
 /*
- * Load @module, whose init leads to an async job held on a gate. The load
- * must not return while the job is held, and the job must be done (its
- * "done" knob, read by the loading child the moment finit_module()
- * returned) when it does.
+ * Load the module of fact @id (FACT_OWN: ma_async_init, FACT_WORKER:
+ * ma_worker_async), whose init leads to an async job held on a gate. The
+ * load must be seen held while the job is (lib/tasks.h: blocked in
+ * async_synchronize_*), and the job must be done (its "done" knob, read by
+ * the loading child the moment finit_module() returned) when it returns
+ * after the gate opened. What was seen is the fact (probe.c).
  */
-static void held_init_completes(struct case_ctx *ctx, const char *module)
+void init_wait(struct case_ctx *ctx, enum fact_id id)
 {
+	const char *module = id == FACT_OWN ? "ma_async_init" :
+					      "ma_worker_async";
 	struct module_load load = { .knob_after = "done" };
 	struct suite *s = ctx->suite;
 	char path[PATH_MAX], params[64];
 	long long deadline, started_at, opened_at;
 	enum child_status status = CHILD_RUNNING;
+	enum load_hold hold = LOAD_RUNNING;
 	long started = 0, timed_out = -1;
 	int ret;
 
-	ret = suite_baseline(s);
+	ret = suite_view(s);
 	if (ret == -ETIMEDOUT) {
 		verdict(ctx, KTAP_WEDGED,
 			"a load or unload of ma_plain did not return within %d ms",
@@ -67,7 +72,7 @@ static void held_init_completes(struct case_ctx *ctx, const char *module)
 		/* A load that does not return once its gate opens is stuck. */
 		gate_open(module);
 		log_knobs(module);
-		if (module_load_wait(&load, s->hold_ms) == CHILD_RUNNING) {
+		if (module_load_wait(&load, s->timeout_ms) == CHILD_RUNNING) {
 			child_describe(&load.child, "load");
 			verdict(ctx, KTAP_WEDGED,
 				"the job did not start within %d ms, nor did the load return",
@@ -80,8 +85,8 @@ static void held_init_completes(struct case_ctx *ctx, const char *module)
 		return;
 	}
 	if (status == CHILD_RUNNING)
-		status = module_load_wait(&load, s->hold_ms);
-	if (status != CHILD_RUNNING) {
+		hold = load_wait_held(s, &load, s->timeout_ms);
+	if (status != CHILD_RUNNING || hold == LOAD_RETURNED) {
 		ret = module_load_result(&load);
 		gate_open(module);
 		if (ret) {
@@ -96,10 +101,14 @@ static void held_init_completes(struct case_ctx *ctx, const char *module)
 			       "not started yet",
 		     load.child.report.has_value ? load.child.report.value :
 						   -1L);
+		fact_set(s, id, FACT_NO);
 		verdict(ctx, KTAP_FAIL,
 			"the load returned while its async job was still running");
 		return;
 	}
+	if (hold == LOAD_RUNNING)
+		diag("the load neither returned nor was seen held within %d ms",
+		     s->timeout_ms);
 
 	opened_at = now_us();
 	gate_open(module);
@@ -129,24 +138,43 @@ static void held_init_completes(struct case_ctx *ctx, const char *module)
 	else if (timed_out)
 		verdict(ctx, KTAP_FAIL,
 			"the job was released by its safety timeout, not by the gate");
+	else
+		fact_set(s, id, FACT_YES);
 }
 
 void case_async_init_completes(struct case_ctx *ctx)
 {
-	held_init_completes(ctx, "ma_async_init");
+	init_wait(ctx, FACT_OWN);
 }
 
 void case_async_worker_init_completes(struct case_ctx *ctx)
 {
-	held_init_completes(ctx, "ma_worker_async");
+	init_wait(ctx, FACT_WORKER);
 }
 
-/* Load ma_plain (with @params) beside a held job: must not wait for it. */
-static void plain_load_skips(struct case_ctx *ctx, const char *params)
+/*
+ * Load ma_plain beside a held job, with the async_probe option for fact
+ * FACT_ASYNC_PROBE: it must not wait for the job. A fact the policy probe
+ * measured already is taken as it is (its evidence is above).
+ */
+static void plain_load_skips(struct case_ctx *ctx, enum fact_id id)
 {
+	const char *params = id == FACT_ASYNC_PROBE ? "async_probe=1" : NULL;
+	enum fact *f = &ctx->suite->facts[id];
 	struct held_load h;
+	bool held;
 	int ret;
 
+	if (*f == FACT_YES || *f == FACT_NO) {
+		held = (*f == FACT_YES) == (id == FACT_UNRELATED);
+		diag("as the policy probe measured: ma_plain%s%s was %sheld",
+		     params ? " with " : "", params ? params : "",
+		     held ? "" : "not ");
+		if (held)
+			verdict(ctx, KTAP_FAIL,
+				"the load waited for an unrelated async job");
+		return;
+	}
 	ret = load_beside_held_job(ctx->suite, params, &h);
 	if (h.stuck) {
 		verdict(ctx, KTAP_WEDGED,
@@ -173,15 +201,15 @@ void case_plain_load_skips_unrelated_async(struct case_ctx *ctx)
 	suite_probe_policy(ctx);
 	if (ktap_wedged_by())
 		return;
-	if (s->policy == POLICY_ALWAYS_SYNC && !s->expect_skip) {
+	if (s->facts[FACT_UNRELATED] == FACT_YES && !s->expect_skip) {
 		verdict(ctx, KTAP_SKIP,
-			"policy always-sync: this kernel syncs all async work on module init");
+			"this kernel waits for unrelated async work on module init");
 		return;
 	}
-	plain_load_skips(ctx, NULL);
+	plain_load_skips(ctx, FACT_UNRELATED);
 }
 
 void case_async_probe_skips_unrelated_async(struct case_ctx *ctx)
 {
-	plain_load_skips(ctx, "async_probe=1");
+	plain_load_skips(ctx, FACT_ASYNC_PROBE);
 }

@@ -29,7 +29,7 @@ static bool request_from_async(struct case_ctx *ctx, const char *target,
 			       long *result)
 {
 	struct suite *s = ctx->suite;
-	char params[128];
+	char params[128], what[128];
 	long long begin;
 	long done = 0;
 	int ret;
@@ -47,13 +47,14 @@ static bool request_from_async(struct case_ctx *ctx, const char *target,
 			"cannot start ma_request's job: %s", strerror(-ret));
 		return false;
 	}
-	if (knob_wait_long("ma_request", "done", 1, s->timeout_ms, &done)) {
+	ret = job_wait_done_or_cycle(ctx, "ma_request", &done);
+	if (ret) {
 		log_knobs("ma_request");
 		log_module_state(target);
 		modules_dump_loading();
-		verdict(ctx, KTAP_WEDGED,
-			"request_module(\"%s\") from an async job did not return within %d ms",
-			target, s->timeout_ms);
+		snprintf(what, sizeof(what),
+			 "request_module(\"%s\") from an async job", target);
+		verdict_stuck(ctx, ret, what);
 		return false;
 	}
 	*result = -1;

@@ -79,10 +79,10 @@ bool skip_if_unsafe(struct case_ctx *ctx)
 	suite_probe_policy(ctx);
 	if (ktap_wedged_by())
 		return true;
-	if (s->policy == POLICY_SKIP_IF_UNUSED && ctx->c->safety != UNSAFE)
+	if (!would_deadlock(s, ctx->c->safety))
 		return false;
 
-	if (s->policy == POLICY_ALWAYS_SYNC)
+	if (s->facts[FACT_UNRELATED] == FACT_YES)
 		verdict(ctx, KTAP_SKIP,
 			"would deadlock: this kernel syncs all async work on module init");
 	else if (ctx->c->safety == UNSAFE)

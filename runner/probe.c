@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The run's baseline (how long a plain load takes here, now) and the
- * kernel's policy (does do_init_module() wait for async work the module did
- * not start?), both measured with safe loads beside a job held on a gate.
+ * The kernel's policy, from facts: which async work do_init_module() waits
+ * for (the module's own, its init's worker's, unrelated work) and whether
+ * async_probe skips that wait, each measured with safe loads and a job
+ * held on a gate. Also the run's baseline (how long a plain load takes
+ * here, now), the fallback where a held load cannot be seen.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,16 +16,19 @@
 #include "runner.h"
 
 /*
- * A load still running this long after it started counts as "held": a
- * multiple of the slowest of a few plain loads measured in this run, with a
- * floor against a coarse clock. A held load never returns by itself, so the
- * factor only has to cover a plain load's jitter.
+ * Where the kernel shows no stacks (see suite_view()), a load still running
+ * this long after it started counts as "held": a multiple of the slowest of
+ * a few plain loads measured in this run, with a floor against a coarse
+ * clock. A held load never returns by itself, so the factor only has to
+ * cover a plain load's jitter.
  */
 #define BASELINE_LOADS		3
 #define HOLD_FACTOR		10
 #define HOLD_FLOOR_MS		100
 
-const char * const probe_modules[] = { "ma_gate", "ma_plain", NULL };
+const char * const probe_modules[] = {
+	"ma_gate", "ma_plain", "ma_async_init", "ma_worker_async", NULL,
+};
 
 /*
  * How long a plain load takes here, now: the slowest of a few loads and
@@ -64,7 +69,6 @@ int suite_baseline(struct suite *s)
 		s->hold_ms = HOLD_FLOOR_MS;
 	diag("baseline: a plain load takes %.1f ms (slowest of %d)",
 	     ms(slowest), BASELINE_LOADS);
-	diag("a load still running after %d ms is held", s->hold_ms);
 	return 0;
 }
 
@@ -83,7 +87,7 @@ int load_beside_held_job(struct suite *s, const char *params,
 	int ret;
 
 	memset(h, 0, sizeof(*h));
-	ret = suite_baseline(s);
+	ret = suite_view(s);
 	if (ret) {
 		diag("cannot measure a baseline: %s", strerror(-ret));
 		h->stuck = ret == -ETIMEDOUT;
@@ -111,7 +115,7 @@ int load_beside_held_job(struct suite *s, const char *params,
 		gate_open("ma_gate");
 		return ret;
 	}
-	h->held = module_load_wait(&load, s->hold_ms) == CHILD_RUNNING;
+	h->held = load_wait_held(s, &load, s->timeout_ms) != LOAD_RETURNED;
 
 	opened = now_us();
 	gate_open("ma_gate");
@@ -142,43 +146,188 @@ int load_beside_held_job(struct suite *s, const char *params,
 	return 0;
 }
 
-static const char *policy_name(enum policy policy)
+static const char * const fact_names[NR_FACTS] = {
+	[FACT_OWN] = "own",
+	[FACT_WORKER] = "worker",
+	[FACT_UNRELATED] = "unrelated",
+	[FACT_ASYNC_PROBE] = "async_probe",
+	[FACT_ASYNC_PROBE_KNOB] = "async_probe_knob",
+};
+
+static const char *fact_value(enum fact value)
 {
-	switch (policy) {
-	case POLICY_ALWAYS_SYNC:
-		return "always-sync";
-	case POLICY_SKIP_IF_UNUSED:
-		return "skip-if-unused";
-	case POLICY_UNKNOWN:
-	case POLICY_UNPROBED:
+	switch (value) {
+	case FACT_NO:
+		return "no";
+	case FACT_YES:
+		return "yes";
+	case FACT_MOOT:
+		return "moot";
+	case FACT_ABSENT:
+		return "absent";
+	case FACT_UNMEASURED:
+	case FACT_UNKNOWN:
 	default:
 		return "unknown";
 	}
 }
 
+/* A case that measured a fact records it: the probe need not again. */
+void fact_set(struct suite *s, enum fact_id id, enum fact value)
+{
+	s->facts[id] = value;
+}
+
+/* The policies with a name: what a load waits for in each. */
+static const struct {
+	enum policy policy;
+	const char *name;
+	enum fact own, worker, unrelated;
+} policies[] = {
+	/* 5.17 and later, and before 3.8: all async work */
+	{ POLICY_ALWAYS_SYNC, "always-sync", FACT_YES, FACT_YES, FACT_YES },
+	/* 3.8 to 5.16: all of it if the loading task used async (the flag) */
+	{ POLICY_SKIP_IF_UNUSED, "skip-if-unused", FACT_YES, FACT_NO, FACT_NO },
+	/* no sync in do_init_module() at all */
+	{ POLICY_NEVER_SYNC, "never-sync", FACT_NO, FACT_NO, FACT_NO },
+};
+
+/* Is ma_plain's load, with @params, beside a held job held? */
+static enum fact unrelated_awaited(struct case_ctx *ctx, const char *params)
+{
+	struct held_load h;
+
+	if (load_beside_held_job(ctx->suite, params, &h) || h.result ||
+	    h.stuck) {
+		if (h.stuck)
+			verdict(ctx, KTAP_WEDGED,
+				"the policy probe's load did not return within %d ms",
+				ctx->suite->timeout_ms);
+		return FACT_UNKNOWN;
+	}
+	return h.held ? FACT_YES : FACT_NO;
+}
+
+/* Does module.async_probe=1 skip the wait for unrelated async work? */
+static enum fact knob_honoured(struct case_ctx *ctx)
+{
+	char saved[sizeof(saved_async_probe)];
+	enum fact awaited;
+
+	if (knob_read("module", "async_probe", saved, sizeof(saved)))
+		return FACT_ABSENT;
+	snprintf(saved_async_probe, sizeof(saved_async_probe), "%s", saved);
+	if (knob_write("module", "async_probe", "1")) {
+		saved_async_probe[0] = '\0';
+		return FACT_UNKNOWN;
+	}
+	awaited = unrelated_awaited(ctx, NULL);
+	if (!knob_write("module", "async_probe", saved))
+		saved_async_probe[0] = '\0';
+	else
+		diag("cannot restore module.async_probe to %s", saved);
+	if (awaited == FACT_UNKNOWN)
+		return awaited;
+	return awaited == FACT_NO ? FACT_YES : FACT_NO;
+}
+
+/* Measure fact @id unless known; a wedge is the case's verdict. */
+static void measure(struct case_ctx *ctx, enum fact_id id)
+{
+	struct suite *s = ctx->suite;
+	struct case_ctx probe = *ctx;
+	enum fact awaited;
+
+	if (s->facts[id] != FACT_UNMEASURED || ktap_wedged_by())
+		return;
+	s->facts[id] = FACT_UNKNOWN;
+	switch (id) {
+	case FACT_OWN:
+	case FACT_WORKER:
+		/* The case's own measure, its verdict the probe's. */
+		probe.verdict.kind = KTAP_PASS;
+		init_wait(&probe, id);
+		if (probe.verdict.kind == KTAP_WEDGED)
+			ctx->verdict = probe.verdict;
+		else
+			module_unload(id == FACT_OWN ? "ma_async_init" :
+				      "ma_worker_async", s->timeout_ms);
+		break;
+	case FACT_UNRELATED:
+		s->facts[id] = unrelated_awaited(ctx, NULL);
+		break;
+	case FACT_ASYNC_PROBE:
+	case FACT_ASYNC_PROBE_KNOB:
+		/* Where nothing unrelated is awaited there is nothing to skip. */
+		if (s->facts[FACT_UNRELATED] != FACT_YES) {
+			s->facts[id] = FACT_MOOT;
+		} else if (id == FACT_ASYNC_PROBE) {
+			awaited = unrelated_awaited(ctx, "async_probe=1");
+			s->facts[id] = awaited == FACT_UNKNOWN ? awaited :
+				       awaited == FACT_NO ? FACT_YES : FACT_NO;
+		} else {
+			s->facts[id] = knob_honoured(ctx);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
 /*
- * Does do_init_module() wait for async work the module did not start? The
- * probe is safe on every kernel: the job it holds is released by its gate.
- * It runs in the first case that needs it; if it does not come back, that
- * case wedged the kernel.
+ * The policy, from the facts: the first name whose facts they are, else
+ * "unknown" if one could not be measured, else the facts themselves. The
+ * probe is safe on every kernel: every job it holds is released by its
+ * gate. It runs in the first case that needs it; if a load does not come
+ * back, that case wedged the kernel.
  */
 void suite_probe_policy(struct case_ctx *ctx)
 {
 	struct suite *s = ctx->suite;
-	struct held_load h;
+	const enum fact *f = s->facts;
+	char line[256];
+	size_t i, n = 0;
 
 	if (s->policy != POLICY_UNPROBED)
 		return;
 	s->policy = POLICY_UNKNOWN;
-	if (!load_beside_held_job(s, NULL, &h) && !h.result) {
-		if (!h.held)
-			s->policy = POLICY_SKIP_IF_UNUSED;
-		else if (!h.stuck)
-			s->policy = POLICY_ALWAYS_SYNC;
+	for (i = 0; i < NR_FACTS; i++)
+		measure(ctx, i);
+	for (i = 0; i < NR_FACTS; i++)
+		n += snprintf(line + n, sizeof(line) - n, "%s%s=%s",
+			      i ? "," : "", fact_names[i], fact_value(f[i]));
+	diag("facts: %s", line);
+	for (i = 0; i < NR_FACTS; i++)
+		if (f[i] == FACT_UNKNOWN)
+			break;
+	if (i < NR_FACTS) {
+		diag("policy: unknown");
+		return;
 	}
-	diag("policy: %s", policy_name(s->policy));
-	if (h.stuck)
-		verdict(ctx, KTAP_WEDGED,
-			"the policy probe's load did not return within %d ms",
-			s->timeout_ms);
+	for (i = 0; i < ARRAY_SIZE(policies); i++) {
+		if (f[FACT_OWN] == policies[i].own &&
+		    f[FACT_WORKER] == policies[i].worker &&
+		    f[FACT_UNRELATED] == policies[i].unrelated) {
+			s->policy = policies[i].policy;
+			diag("policy: %s", policies[i].name);
+			return;
+		}
+	}
+	s->policy = POLICY_UNNAMED;
+	diag("policy: %s", line);
+}
+
+/*
+ * Would a case of @safety deadlock here, by the facts? A request from an
+ * async job (UNSAFE_IF_ALWAYS_SYNC) does where a load waits for async work
+ * it did not start; the nested one (UNSAFE), whose module's init uses
+ * async, also where a load waits for its own. An unknown fact is a yes.
+ */
+bool would_deadlock(const struct suite *s, enum safety safety)
+{
+	if (safety == SAFE)
+		return false;
+	if (s->facts[FACT_UNRELATED] != FACT_NO)
+		return true;
+	return safety == UNSAFE && s->facts[FACT_OWN] != FACT_NO;
 }

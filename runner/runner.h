@@ -41,6 +41,30 @@ enum policy {
 	POLICY_UNKNOWN,
 	POLICY_ALWAYS_SYNC,	/* init waits for all async work (5.17+) */
 	POLICY_SKIP_IF_UNUSED,	/* only if init used async (3.8 - 5.16) */
+	POLICY_NEVER_SYNC,	/* init waits for no async work at all */
+	POLICY_UNNAMED,		/* facts no name fits: they are printed */
+};
+
+/*
+ * What a load waits for, each measured with a job held on a gate
+ * (probe.c): the facts behind the policy's name and the cases' predictions.
+ */
+enum fact {
+	FACT_UNMEASURED,
+	FACT_UNKNOWN,		/* measuring failed */
+	FACT_NO,
+	FACT_YES,
+	FACT_MOOT,		/* nothing to see: no sync to skip */
+	FACT_ABSENT,		/* no such knob in this kernel */
+};
+
+enum fact_id {
+	FACT_OWN,		/* the async work the init queued is awaited */
+	FACT_WORKER,		/* async work init's worker queued is awaited */
+	FACT_UNRELATED,		/* async work the module did not start is */
+	FACT_ASYNC_PROBE,	/* the async_probe option skips that wait */
+	FACT_ASYNC_PROBE_KNOB,	/* module.async_probe=1 skips it */
+	NR_FACTS,
 };
 
 /* Room for "/<module>.ko" after the modules directory in a PATH_MAX. */
@@ -56,8 +80,11 @@ struct suite {
 	bool expect_skip;
 	char skip_all[256];	/* why every case skips, or "" */
 	long long baseline_us;	/* slowest plain load; -1: not measured */
-	int hold_ms;		/* a load running this long is held */
+	int hold_ms;		/* no view of stacks: held after this long */
+	bool view_known;
+	enum task_view view;	/* how a load is seen held (lib/tasks.h) */
 	enum policy policy;
+	enum fact facts[NR_FACTS];
 	const char *test_modules[MA_TEST_MODULES_MAX + 1];	/* NULL-ended */
 };
 
@@ -72,6 +99,7 @@ struct case_ctx {
 	bool kmsg_ok;
 	struct kmsg_scan kmsg;		/* positioned at the case's start */
 	struct modlist before;		/* modules loaded at the case's start */
+	long long proven_ms;		/* a deadlock proven after this long */
 };
 
 /*
@@ -114,6 +142,20 @@ int test_module_load(struct suite *s, const char *module, const char *params);
 int gate_open(const char *module);
 int job_start(const char *module);
 int job_wait_done(struct suite *s, const char *module);
+int job_wait_done_or_cycle(struct case_ctx *ctx, const char *module,
+			   long *done);
+void verdict_stuck(struct case_ctx *ctx, int ret, const char *what);
+
+/* A load seen blocked in async_synchronize_*, returned, or neither. */
+enum load_hold {
+	LOAD_HELD,
+	LOAD_RETURNED,
+	LOAD_RUNNING,
+};
+
+int suite_view(struct suite *s);
+enum load_hold load_wait_held(struct suite *s, struct module_load *load,
+			      int bound_ms);
 void log_knobs(const char *module);
 void log_module_state(const char *name);
 
@@ -133,6 +175,8 @@ int suite_baseline(struct suite *s);
 int load_beside_held_job(struct suite *s, const char *params,
 			 struct held_load *h);
 void suite_probe_policy(struct case_ctx *ctx);
+void fact_set(struct suite *s, enum fact_id id, enum fact value);
+bool would_deadlock(const struct suite *s, enum safety safety);
 
 /*
  * prereq.c. A missing prerequisite of the whole suite is reported in one
@@ -157,6 +201,9 @@ bool skip_unless_loadable(struct case_ctx *ctx, const char *target);
 /* evidence.c */
 void case_log(struct case_ctx *ctx);
 void deadlock_evidence(struct case_ctx *ctx);
+
+/* cases_init.c: a load whose init leads to a held job (FACT_OWN, _WORKER). */
+void init_wait(struct case_ctx *ctx, enum fact_id id);
 
 /* The cases (cases_*.c). */
 void case_async_init_completes(struct case_ctx *ctx);

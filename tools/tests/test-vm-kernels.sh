@@ -6,6 +6,9 @@
 #   - PATCH= alone: vanilla plus the patch, built and booted (the patch
 #     prints a line at boot, which the console must show), the vanilla
 #     kernel's verdicts;
+#   - PATCH= of the never-sync fixture (do_init_module() without its
+#     sync): the policy named never-sync, and the cases the facts call
+#     safe run (the stock kernel's always-sync is checked with its column);
 #   - KERNEL=FILE KDIR=<Debian's headers>: the stock kernel as a user's
 #     own, its modules taken from beside the headers, the stock verdicts;
 #   - refusals before anything is fetched or built (exit 2): a patch on the
@@ -105,6 +108,29 @@ else
 	fail "PATCH= alone: no sign of the patch in $console (exit $rc, log $out/patch.log)"
 fi
 verdicts_of "$TOP/build/vm/vanilla+patches/results.ktap" vanilla "PATCH=" "$rc"
+
+# A kernel that waits for no async work is never-sync, and what runs
+# follows from the facts: the requests from async run, and pass.
+never_sync=$TOOLS/kernel/patches/never-sync/6.1
+rc=0
+make -s -C "$TOP" vm PATCH="$(echo "$never_sync"/*.patch)" \
+	>"$out/never-sync.out" 2>"$out/never-sync.log" || rc=$?
+doc=$TOP/build/vm/vanilla+patches/results.ktap
+got=$("$TOOLS/ktap/ktap" policy "$doc" 2>/dev/null) || true
+if [ "$got" = never-sync ]; then
+	pass "never-sync fixture: policy never-sync (exit $rc)"
+else
+	fail "never-sync fixture: policy '$got', not never-sync (log $out/never-sync.log)"
+fi
+for want in async_init_completes=not-ok request_module_from_async_kyber-iosched=ok \
+	    nested_async_load=ok; do
+	got=$("$TOOLS/ktap/ktap" verdict "${want%%=*}" "$doc" 2>/dev/null) || true
+	if [ "$got" = "${want#*=}" ]; then
+		pass "never-sync fixture: ${want%%=*} $got"
+	else
+		fail "never-sync fixture: ${want%%=*} '$got', not ${want#*=}"
+	fi
+done
 
 rc=0
 make -s -C "$TOP" vm KERNEL="$stock/vmlinuz" KDIR="$headers" \
