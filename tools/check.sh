@@ -27,8 +27,9 @@
 #   deadlock the suite with deadlocks allowed on stock 5.10, 6.1 and 7.2 and
 #            on patched 6.1 and 7.2: every unsafe case a TIMEOUT with its
 #            stacks and wait-for cycle, the rest resumed in fresh VMs
-#   kernels  make vm with PATCH= alone, with KERNEL=FILE KDIR=<headers>, and
-#            its refusals of what cannot work
+#   kernels  make vm with PATCH= alone, with KERNEL=FILE KDIR=<headers>,
+#            with KSRC=<a tree of one's own>, and its refusals of what cannot
+#            work
 #   fresh    the README's commands in a fresh minimal Debian root: its
 #            prerequisites line, a clone, make vm, the stock verdicts
 # Each stage reports "N passed, N failed[, N skipped]" (or a kselftest

@@ -113,6 +113,25 @@ check_debversion()
 		usage_error "bad Debian version '$1'"
 }
 
+# ksrc_problem DIR: why DIR is no kernel tree that tools/kernel/build-kernel.sh
+# --ksrc can build out of tree; nothing when it is one.  Kbuild builds with
+# O= only from a tree never configured in place (no .config, no
+# include/config/).
+ksrc_problem()
+{
+	if [ ! -d "$1" ]; then
+		echo "no such directory"
+	elif ! grep -qE '^VERSION = [0-9]+$' "$1/Makefile" 2>/dev/null ||
+	     ! grep -qE '^PATCHLEVEL = [0-9]+$' "$1/Makefile" ||
+	     [ ! -f "$1/kernel/async.c" ] || [ ! -f "$1/scripts/kconfig/merge_config.sh" ]; then
+		echo "not a kernel source tree (no Makefile with VERSION and PATCHLEVEL," \
+			"kernel/async.c, scripts/kconfig/merge_config.sh)"
+	elif [ -e "$1/.config" ] || [ -e "$1/include/config" ]; then
+		echo "configured in place (.config): kbuild builds out of tree only from" \
+			"a clean tree (make mrproper there)"
+	fi
+}
+
 # entry_valid DIR STAMP: DIR is a complete entry made from STAMP.
 entry_valid()
 {
