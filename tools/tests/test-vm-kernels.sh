@@ -10,9 +10,10 @@
 #     own, its modules taken from beside the headers, the stock verdicts;
 #   - KSRC=: a maintainer's own tree, here a hard-linked copy of
 #     linux-source-6.1 made a git work tree (git add of its 75k files: about
-#     a minute), built out of tree in a fresh O= of the cache (2-4 min: the
-#     cost of this stage), the vanilla kernel's verdicts, and the tree left
-#     as it was (git status, no file newer than the run);
+#     a minute), built out of tree in an O= of the cache keyed by its
+#     content (2-4 min the first time, reused after), the vanilla kernel's
+#     verdicts, and the tree left as it was (git status, no file newer than
+#     the run);
 #   - refusals before anything is fetched or built (exit 2): a patch on the
 #     stock binary, headers with no module tree beside them, MODDIR= that is
 #     no module tree, KSRC= that is no kernel tree or with KERNEL=stock.
@@ -105,6 +106,9 @@ cp -al "$("$TOOLS/kernel/fetch-source.sh" --series 6.1 | tail -n 1)" "$ksrc"
 git -C "$ksrc" init -q
 # -f: Debian's top-level .gitignore ignores everything ("/*").
 git -C "$ksrc" add -A -f
+# One commit for one content, whoever makes it when: the same HEAD, the
+# same build, reused by the next run.
+export GIT_AUTHOR_DATE=2000-01-01T00:00:00Z GIT_COMMITTER_DATE=2000-01-01T00:00:00Z
 git -C "$ksrc" -c user.name=module_async -c user.email=module_async@localhost \
 	commit -q -m linux-source-6.1
 refused "KSRC= that is no kernel tree" KSRC="$out"
