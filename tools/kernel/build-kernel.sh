@@ -141,7 +141,8 @@ else
 fi
 if [ -n "$ksrc" ]; then
 	[ -z "$series$dist$kver$source_dir" ] ||
-		usage_error "--ksrc is a tree of your own: not with --src, --dist, --kver or --source"
+		usage_error "--ksrc is a tree of your own:" \
+			"not with --src, --dist, --kver or --source"
 	why=$(ksrc_problem "$ksrc")
 	[ -z "$why" ] || usage_error "--ksrc $ksrc: $why"
 	source_dir=$ksrc

@@ -165,15 +165,18 @@ headers_rewrite()
 	if grep -q /usr/src "$h/Makefile"; then
 		not_ok "$name: /usr/src left in it" "$(cat "$h/Makefile")"
 	elif [ "$got" = "common ${KBUILD_OUT-}" ]; then
-		pass "$name: includes the common headers beside it${KBUILD_OUT:+, KBUILD_OUTPUT its own directory}"
+		pass "$name: includes the common headers beside it" \
+			"${KBUILD_OUT:+(KBUILD_OUTPUT: its own directory)}"
 	else
-		not_ok "$name: make says '$got', want 'common ${KBUILD_OUT-}'" "$(cat "$h/Makefile")"
+		not_ok "$name: make says '$got', want 'common ${KBUILD_OUT-}'" \
+			"$(cat "$h/Makefile")"
 	fi
 }
 KBUILD_OUT='' headers_rewrite "6.1's headers Makefile" linux-headers-6.1.0-57-amd64 \
 	linux-headers-6.1.0-57-common "include /usr/src/linux-headers-6.1.0-57-common/Makefile"
 KBUILD_OUT=$tmp/hdr/linux-headers-7.2.13+deb14-amd64 headers_rewrite \
-	"7.2's headers Makefile" linux-headers-7.2.13+deb14-amd64 linux-headers-7.2.13+deb14-common \
+	"7.2's headers Makefile" linux-headers-7.2.13+deb14-amd64 \
+	linux-headers-7.2.13+deb14-common \
 	"KBUILD_OUTPUT=/usr/src/linux-headers-7.2.13+deb14-amd64" \
 	"include /usr/src/linux-headers-7.2.13+deb14-common/Makefile"
 # shellcheck disable=SC2016 # bash -c gets its values as $1
