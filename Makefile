@@ -112,10 +112,12 @@ endif
 # its module tree (see tools/vm/vm.sh --help).  DIST: the Debian release of
 # the stock kernel (bullseye, bookworm, bookworm-backports, trixie, sid;
 # default bookworm).  SRC: the linux-source-X.Y the source kernels are built
-# from (6.1, the default; 6.12; 7.2), results in build/vm/KERNEL-X.Y.
+# from (6.1, the default; 6.12; 7.2), results in build/vm/KERNEL-X.Y.  KSRC:
+# a kernel tree of one's own built instead, only read (build/vm/ksrc-NAME).
 KERNEL ?=
 DIST ?=
 SRC ?=
+KSRC ?=
 MODDIR ?=
 ALLOW_DEADLOCK ?= 0
 SUITE_ARGS ?=
@@ -140,6 +142,7 @@ VIA ?=
 kernel_options = $(if $(KERNEL),--kernel $(call q,$(KERNEL))) \
 		$(if $(DIST),--dist $(call q,$(DIST))) \
 		$(if $(SRC),--src $(call q,$(SRC))) \
+		$(if $(KSRC),--ksrc $(call q,$(KSRC))) \
 		$(if $(KVER),--kver $(call q,$(KVER))) \
 		$(if $(KDIR),--kdir $(call q,$(KDIR))) \
 		$(if $(MODDIR),--moddir $(call q,$(MODDIR))) \

@@ -281,7 +281,7 @@ static struct suite suite = {
 	.policy = POLICY_UNPROBED,
 };
 
-/* On SIGINT/SIGTERM: release held jobs and restore the knob, then go. */
+/* On SIGINT/SIGTERM: release held jobs and undo async_probe, then go. */
 static void on_signal(int sig)
 {
 	char path[PATH_MAX];
@@ -292,8 +292,7 @@ static void on_signal(int sig)
 			continue;
 		sysfs_write(path, "1");
 	}
-	if (saved_async_probe[0])
-		knob_write("module", "async_probe", saved_async_probe);
+	async_probe_restore();
 	signal(sig, SIG_DFL);
 	raise(sig);
 }

@@ -9,14 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "runner.h"
 
 /* A module name no modprobe will find (warn_on_sync_request_from_async). */
 #define ABSENT_MODULE		"ma_absent_module"
-
-char saved_async_probe[16];
 
 /*
  * Make ma_request's async job call request_module("@target") synchronously
@@ -92,21 +91,112 @@ void case_request_module_from_async(struct case_ctx *ctx)
 	request_and_check_live(ctx, target);
 }
 
+/*
+ * async_probe for the target's load: the module loader's default,
+ * /sys/module/module/parameters/async_probe, set to 1 (module_param() since
+ * 6.0, kernel/module/main.c:2455 in 6.1); where that knob is missing (5.10),
+ * the target's own option, which unknown_module_param_cb() takes in every
+ * generation (kernel/module.c:3929 in 5.10). The modprobe the kernel runs
+ * takes no arguments from us, so the option goes in a file of the runtime
+ * directory of modprobe's configuration (kmod's modprobe.d(5)). Both are
+ * undone by async_probe_restore().
+ */
+#define MODPROBE_RUN_DIR	"/run/modprobe.d"
+#define ASYNC_PROBE_CONF	MODPROBE_RUN_DIR "/module_async.conf"
+
+/* module.async_probe as found, while a case has changed it ("" otherwise). */
+static char saved_async_probe[16];
+/* ASYNC_PROBE_CONF written, MODPROBE_RUN_DIR made, while a case runs. */
+static bool conf_written, conf_dir_made;
+
+void async_probe_restore(void)
+{
+	if (saved_async_probe[0])
+		knob_write("module", "async_probe", saved_async_probe);
+	if (conf_written)
+		unlink(ASYNC_PROBE_CONF);
+	if (conf_dir_made)
+		rmdir(MODPROBE_RUN_DIR);
+}
+
+/* "options @name async_probe=1" in ASYNC_PROBE_CONF; 0 or -errno. */
+static int async_probe_conf_write(const char *name)
+{
+	FILE *f;
+	int ret = 0;
+
+	if (!mkdir(MODPROBE_RUN_DIR, 0755))
+		conf_dir_made = true;
+	else if (errno != EEXIST)
+		return -errno;
+	conf_written = true;
+	f = fopen(ASYNC_PROBE_CONF, "we");
+	if (!f)
+		return -errno;
+	if (fprintf(f, "options %s async_probe=1\n", name) < 0)
+		ret = -EIO;
+	if (fclose(f) && !ret)
+		ret = -errno;
+	return ret;
+}
+
+/* Undo async_probe_set(), saying so; false if something stayed. */
+static bool async_probe_unset(void)
+{
+	char value[16] = "";
+	bool undone = true, gone;
+
+	async_probe_restore();
+	if (saved_async_probe[0]) {
+		knob_read("module", "async_probe", value, sizeof(value));
+		undone = !strcmp(value, saved_async_probe);
+		diag("module.async_probe restored: %s", value);
+		saved_async_probe[0] = '\0';
+	}
+	if (conf_written) {
+		gone = access(ASYNC_PROBE_CONF, F_OK) != 0;
+		undone = undone && gone;
+		diag("%s %s", ASYNC_PROBE_CONF, gone ? "removed" : "not removed");
+		conf_written = false;
+		conf_dir_made = false;
+	}
+	return undone;
+}
+
+/* Give @target async_probe, saying how; 0 or -errno (undone). */
+static int async_probe_set(const char *target)
+{
+	char saved[sizeof(saved_async_probe)], name[MA_MODULE_NAME_LEN];
+	int ret;
+
+	if (knob_read("module", "async_probe", saved, sizeof(saved))) {
+		module_name_normalize(name, target, sizeof(name));
+		ret = async_probe_conf_write(name);
+		if (!ret)
+			diag("no module.async_probe knob: %s says \"options %s async_probe=1\"",
+			     ASYNC_PROBE_CONF, name);
+	} else {
+		strcpy(saved_async_probe, saved);
+		ret = knob_write("module", "async_probe", "1");
+		if (!ret)
+			diag("module.async_probe was %s, is 1 for this case",
+			     saved);
+	}
+	if (ret)
+		async_probe_unset();
+	return ret;
+}
+
 void case_request_module_from_async_async_probe(struct case_ctx *ctx)
 {
-	char saved[sizeof(saved_async_probe)], value[16], reason[128];
 	const char * const *targets = ctx->c->kernel_modules;
 	const char *target = NULL;
+	char reason[128];
 	size_t i;
 	int ret;
 
 	if (skip_if_warn_panics(ctx))
 		return;
-	if (knob_read("module", "async_probe", saved, sizeof(saved))) {
-		verdict(ctx, KTAP_SKIP,
-			"no module.async_probe knob in this kernel");
-		return;
-	}
 	/* The first of the row's targets that can be loaded here. */
 	for (i = 0; targets[i] && !target; i++) {
 		if (!why_not_loadable(ctx, targets[i], reason,
@@ -120,30 +210,17 @@ void case_request_module_from_async_async_probe(struct case_ctx *ctx)
 		return;
 	}
 
-	strcpy(saved_async_probe, saved);
-	ret = knob_write("module", "async_probe", "1");
+	ret = async_probe_set(target);
 	if (ret) {
-		saved_async_probe[0] = '\0';
-		verdict(ctx, KTAP_FAIL,
-			"cannot set module.async_probe: %s", strerror(-ret));
+		verdict(ctx, KTAP_FAIL, "cannot give %s async_probe: %s",
+			target, strerror(-ret));
 		return;
 	}
-	diag("module.async_probe was %s, is 1 for this case", saved);
 
 	request_and_check_live(ctx, target);
 
-	ret = knob_write("module", "async_probe", saved);
-	if (ret) {
-		diag("cannot restore module.async_probe to %s: %s", saved,
-		     strerror(-ret));
-		if (!verdict_given(ctx))
-			verdict(ctx, KTAP_FAIL,
-				"module.async_probe not restored");
-		return;
-	}
-	saved_async_probe[0] = '\0';
-	knob_read("module", "async_probe", value, sizeof(value));
-	diag("module.async_probe restored: %s", value);
+	if (!async_probe_unset() && !verdict_given(ctx))
+		verdict(ctx, KTAP_FAIL, "async_probe not undone");
 }
 
 void case_nested_async_load(struct case_ctx *ctx)

@@ -119,10 +119,10 @@ struct ma_case {
 #define MODULES(...)	((const char * const []){ __VA_ARGS__, NULL })
 
 /*
- * module.async_probe as found, while a case has changed it ("" otherwise):
- * the signal handler restores it if the run is interrupted.
+ * Undo what a case did to give a module async_probe (cases_request.c);
+ * async-signal-safe: the signal handler calls it if the run is interrupted.
  */
-extern char saved_async_probe[16];
+void async_probe_restore(void);
 
 static inline double ms(long long us)
 {

@@ -32,8 +32,9 @@
 #   lava     make lava against make vm on the stock kernel, case by case;
 #            a deadlock in a LAVA job a recorded fail, the job complete;
 #            both job definitions through LAVA's job schema
-#   kernels  make vm with PATCH= alone, with KERNEL=FILE KDIR=<headers>, and
-#            its refusals of what cannot work
+#   kernels  make vm with PATCH= alone, with KERNEL=FILE KDIR=<headers>,
+#            with KSRC=<a tree of one's own>, and its refusals of what cannot
+#            work
 #   fresh    the README's commands in a fresh minimal Debian root: its
 #            prerequisites line, a clone, make vm, the stock verdicts
 # Each stage reports "N passed, N failed[, N skipped]" (or a kselftest

@@ -141,6 +141,25 @@ check_debversion()
 		usage_error "bad Debian version '$1'"
 }
 
+# ksrc_problem DIR: why DIR is no kernel tree that tools/kernel/build-kernel.sh
+# --ksrc can build out of tree; nothing when it is one.  Kbuild builds with
+# O= only from a tree never configured in place (no .config, no
+# include/config/).
+ksrc_problem()
+{
+	if [ ! -d "$1" ]; then
+		echo "no such directory"
+	elif ! grep -qE '^VERSION = [0-9]+$' "$1/Makefile" 2>/dev/null ||
+	     ! grep -qE '^PATCHLEVEL = [0-9]+$' "$1/Makefile" ||
+	     [ ! -f "$1/kernel/async.c" ] || [ ! -f "$1/scripts/kconfig/merge_config.sh" ]; then
+		echo "not a kernel source tree (no Makefile with VERSION and PATCHLEVEL," \
+			"kernel/async.c, scripts/kconfig/merge_config.sh)"
+	elif [ -e "$1/.config" ] || [ -e "$1/include/config" ]; then
+		echo "configured in place (.config): kbuild builds out of tree only from" \
+			"a clean tree (make mrproper there)"
+	fi
+}
+
 # entry_valid DIR STAMP: DIR is a complete entry made from STAMP, and
 # intact: every file its manifest lists is there with its size (a file cut
 # short, a module tree deleted).  Sizes, not checksums: a look at every
@@ -460,6 +479,11 @@ deb_depends()
 		awk -v re="$3" '{ sub(/^ +/, ""); sub(/ .*/, "") } $0 ~ re'
 }
 
+# The name of a Debian amd64 kernel image of any generation:
+# linux-image-5.10.0-46-amd64, -6.1.0-57-amd64, -6.12.118+deb13-amd64,
+# -7.2.13+deb14-amd64; no flavour (cloud, rt), no -unsigned, -dbg twin.
+readonly DEB_IMAGE_RE='^linux-image-[0-9]+\.[0-9]+\.[0-9]+(-[0-9]+)?(\+[a-z0-9]+)?-amd64$'
+
 # deb_kernel_release DEBVERSION: the release (e.g. 6.1.0-57-amd64,
 # 7.2.13+deb14-amd64) of Debian's amd64 kernel built at that version, from
 # what the linux-image-amd64 metapackage depends on or, when the metapackage
@@ -471,8 +495,8 @@ deb_kernel_release()
 	pkg=$(deb_depends linux-image-amd64 "$ver" '^linux-image-.*-amd64$' | sed -n 1p)
 	if [ -z "$pkg" ]; then
 		# 6.1.0-57-amd64, 6.12.118+deb12-amd64: no flavour, no metapackage
-		mapfile -t images < <(apt-cache pkgnames linux-image- 2>/dev/null | grep -E \
-			'^linux-image-[0-9]+\.[0-9]+\.[0-9]+(-[0-9]+)?(\+[a-z0-9]+)?-amd64$')
+		mapfile -t images < <(apt-cache pkgnames linux-image- 2>/dev/null |
+			grep -E "$DEB_IMAGE_RE")
 		[ "${#images[@]}" -gt 0 ] || return 1
 		pkg=$(apt-cache madison "${images[@]}" 2>/dev/null |
 			awk -F' *[|] *' -v v="$ver" '$2 == v && !n++ { print $1 }')
@@ -481,6 +505,34 @@ deb_kernel_release()
 	[ -n "$pkg" ] || return 1
 	pkg=${pkg#linux-image-}
 	printf '%s\n' "$pkg"
+}
+
+# make's name for the directory of the Makefile it is reading.
+# shellcheck disable=SC2016 # make expands it
+readonly MAKEFILE_HERE='$(dir $(lastword $(MAKEFILE_LIST)))'
+
+# headers_makefile HEADERS COMMON: Debian's linux-headers-<krel>/Makefile
+# (HEADERS, on stdin) includes the -common headers' (COMMON) by an absolute
+# /usr/src path, and 7.2's first names its own directory as KBUILD_OUTPUT;
+# prints it with both made relative to the Makefile itself, so that an
+# unpacked entry works wherever the cache is.  Any other line: die.
+headers_makefile()
+{
+	local line included=false here=$MAKEFILE_HERE
+
+	while IFS= read -r line; do
+		case $line in
+		"include /usr/src/$2/Makefile")
+			printf 'include %s../%s/Makefile\n' "$here" "$2"
+			included=true
+			;;
+		"KBUILD_OUTPUT=/usr/src/$1" | "KBUILD_OUTPUT = /usr/src/$1")
+			printf 'KBUILD_OUTPUT := %s\n' "\$(abspath $here)" ;;
+		'' | '#'*) printf '%s\n' "$line" ;;
+		*) die "$1/Makefile: unexpected line '$line'" ;;
+		esac
+	done
+	$included || die "$1/Makefile does not include /usr/src/$2/Makefile as expected"
 }
 
 # stock_version [DEBVERSION]: the requested version, or the one

@@ -12,7 +12,8 @@
 #               justification that no longer matches anything fails too)
 #   sparse      the test modules built for Debian's stock kernel of each
 #               generation (tools/kernel/fetch-kernel.sh --dist) with C=2
-#               W=1: any warning fails
+#               W=1: any warning fails, and any use of a system workqueue
+#               the kernel's source marks deprecated
 #   ktap        the KTAP documents of the VM runs (build/check/matrix/*/
 #               results.ktap, written by the matrix stage) through the
 #               kernel's KTAP parser (tools/testing/kunit/kunit_parser.py):
@@ -222,6 +223,35 @@ sparse_one()
 		printf '%s\n' "$findings" | sed "s|$mods/|modules/|; s/^/# /"
 		fail "sparse and the compiler (W=1) on $what: $(printf '%s\n' "$findings" |
 			wc -l) warnings"
+	fi
+	wq_deprecated "$(cat "$entry/krel")" "$mods" "$what"
+}
+
+# wq_deprecated KREL MODS WHAT: no module in MODS uses a system workqueue
+# that KREL's series allocates with __WQ_DEPRECATED, read in its
+# linux-source's kernel/workqueue.c (7.2: system_wq and system_unbound_wq;
+# queueing on one logs "workqueue: work func ... enqueued on deprecated
+# workqueue").
+wq_deprecated()
+{
+	local series src wqs ko uses=''
+
+	series=$(grep -oE '^[0-9]+\.[0-9]+' <<<"$1") || die "unexpected kernel release '$1'"
+	src=$("$TOOLS/kernel/fetch-source.sh" --series "$series" | tail -n 1) ||
+		die "could not fetch linux-source-$series"
+	[ -f "$src/kernel/workqueue.c" ] || die "no kernel/workqueue.c in $src"
+	wqs=$(sed -nE 's/^\s*(system_[a-z_]+) = alloc_workqueue\(.*__WQ_DEPRECATED.*/\1/p' \
+		"$src/kernel/workqueue.c" | tr '\n' ' ')
+	for ko in "$2"/*.ko; do
+		if [ ! -f "$ko" ] || [ -z "$wqs" ]; then continue; fi
+		uses+=$(nm -u "$ko" | awk -v ko="${ko##*/}" -v wqs=" $wqs" \
+			'index(wqs, " " $2 " ") { printf "%s uses %s; ", ko, $2 }')
+	done
+	if [ -z "$uses" ]; then
+		pass "the test modules use no workqueue $3 deprecates" \
+			"(${wqs:-none }in $series's kernel/workqueue.c)"
+	else
+		fail "the test modules use workqueues $3 deprecates: ${uses%; }"
 	fi
 }
 

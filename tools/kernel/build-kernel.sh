@@ -8,7 +8,9 @@
 # tools/kernel/patches/<variant>/<X.Y>/*.patch: "patched" the 3.8
 # PF_USED_ASYNC flag forward-ported, "fixed" module init waiting only for
 # the async work of its own load (patches/fixed/cover-letter).  Candidate
-# patches (--patch) go on top, for a maintainer judging a fix.
+# patches (--patch) go on top, for a maintainer judging a fix.  --ksrc
+# builds a kernel tree of one's own (a maintainer's) the same way, keyed by
+# what the tree holds (ksrc_identity), the tree itself only read.
 #
 # The configuration is tinyconfig + the suite's "config" + the boot fragment
 # tools/kernel/kconfig/boot.config; the build fails, naming the symbols, if any value
@@ -23,10 +25,12 @@
 #   config, System.map   the kernel's .config and symbol map
 # <key> is a short hash of the source version, the patches and the config.
 #
-# The build tree, $CACHE/build/tree/<debversion>-<variant>/, is kept between
+# The build tree, $CACHE/build/tree/<debversion>-<variant>/ (for --ksrc,
+# ksrc-<identity hash>-<variant>/), is kept between
 # builds so that a rebuild compiles only what changed: src/ is a hard-linked
-# copy of the unpacked source in which the patched files are replaced (never
-# written in place) by new files, obj/ is the O= output directory.  Several
+# copy of the unpacked source (.git left out) in which the patched files are
+# replaced (never written in place) by new files, obj/ is the O= output
+# directory.  Several
 # entries share one tree, so an entry's kdir is the tree as last built: an
 # entry is reused only while the tree still holds its build, else the tree is
 # rebuilt (incrementally) for it.
@@ -45,7 +49,7 @@ usage()
 	cat <<EOF
 Usage: $PROG --variant vanilla|patched|fixed [--patch FILE]... [--src X.Y]
        [--dist RELEASE] [--kver DEBVERSION] [--config FILE] [--source DIR]
-       [--jobs N] [--verbose]
+       [--ksrc DIR] [--jobs N] [--verbose]
 
 Build a kernel from Debian's linux-source-X.Y (tinyconfig + the suite's config
 + tools/kernel/kconfig/boot.config) out of tree, and print the path of the cache entry
@@ -67,6 +71,11 @@ Build a kernel from Debian's linux-source-X.Y (tinyconfig + the suite's config
                      top-level config)
   --source DIR       use this unpacked source tree instead of running
                      tools/kernel/fetch-source.sh (it is only read, never modified)
+  --ksrc DIR         a kernel tree of your own (not with --src, --dist, --kver,
+                     --source): only read, built in a hard-linked copy (.git
+                     left out) keyed by its content: for a git work tree its
+                     HEAD, "git diff HEAD" and its untracked files, else
+                     every file; the tree must be clean (no .config)
   --jobs N           parallel make jobs (default: nproc)
   --verbose          show make's output (default: only on failure; the full
                      log is in the build tree's make.log)
@@ -83,6 +92,7 @@ series=
 dist=
 config=
 source_dir=
+ksrc=
 jobs=
 verbose=false
 extra_patches=()
@@ -102,6 +112,8 @@ while [ $# -gt 0 ]; do
 	--config=*) config=${1#*=}; shift ;;
 	--source) need_arg "$1" $#; source_dir=$2; shift 2 ;;
 	--source=*) source_dir=${1#*=}; shift ;;
+	--ksrc) need_arg "$1" $#; ksrc=$2; shift 2 ;;
+	--ksrc=*) ksrc=${1#*=}; shift ;;
 	--jobs) need_arg "$1" $#; jobs=$2; shift 2 ;;
 	--jobs=*) jobs=${1#*=}; shift ;;
 	--verbose) verbose=true; shift ;;
@@ -125,6 +137,14 @@ if [ -n "$jobs" ]; then
 	[[ $jobs =~ ^[1-9][0-9]*$ ]] || usage_error "bad --jobs '$jobs'"
 else
 	jobs=$(nproc)
+fi
+if [ -n "$ksrc" ]; then
+	[ -z "$series$dist$kver$source_dir" ] ||
+		usage_error "--ksrc is a tree of your own:" \
+			"not with --src, --dist, --kver or --source"
+	why=$(ksrc_problem "$ksrc")
+	[ -z "$why" ] || usage_error "--ksrc $ksrc: $why"
+	source_dir=$ksrc
 fi
 : "${config:=$TOOLS/../config}"
 fragment=$TOOLS/kernel/kconfig/boot.config
@@ -159,7 +179,37 @@ if [ -n "$series" ] && [ "$series" != "$tree_series" ]; then
 	die "$source_dir is linux $tree_series, not the --src $series asked for"
 fi
 series=$tree_series
-if [ -z "$kver" ]; then
+# ksrc_identity: what the --ksrc tree holds, one line: for a git work tree
+# (the tree its top) HEAD, the sha256 of "git diff HEAD --binary" (every
+# change to a tracked file, staged or not) and of the untracked files git
+# does not ignore, path and content; else the sha256 of every file's path
+# and content (.git aside; 1.3 GB read, some seconds).  Only read: git with
+# --no-optional-locks leaves the index as it is.
+ksrc_identity()
+{
+	local head
+
+	cd "$source_dir"
+	if head=$(git rev-parse --verify -q HEAD 2>/dev/null) &&
+	   [ "$(git rev-parse --show-toplevel)" = "$(pwd -P)" ]; then
+		printf 'git %s diff %s untracked %s\n' "$head" \
+			"$(git --no-optional-locks diff HEAD --binary | sha256sum | cut -c1-64)" \
+			"$(git --no-optional-locks ls-files -z --others --exclude-standard |
+			   sort -z | xargs -0 -r sha256sum | sha256sum | cut -c1-64)"
+	else
+		printf 'files %s\n' "$(find . -path ./.git -prune -o -type f -print0 |
+			sort -z | xargs -0 -r sha256sum | sha256sum | cut -c1-64)"
+	fi
+}
+
+if [ -n "$ksrc" ]; then
+	identity=$(ksrc_identity)
+	log "$source_dir: $identity"
+	kver=$(awk '$1 == "VERSION" { v = $3 } $1 == "PATCHLEVEL" { p = $3 }
+		    $1 == "SUBLEVEL" { s = $3 } END { print v "." p "." s }' \
+		"$source_dir/Makefile")-ksrc
+	check_debversion "$kver"
+elif [ -z "$kver" ]; then
 	# fetch-source.sh unpacks into $CACHE/source/<debversion>/linux-source-*.
 	case $source_dir in
 	*/source/*/linux-source-*)
@@ -194,8 +244,13 @@ fi
 patches+=(${extra_patches[@]+"${extra_patches[@]}"})
 
 # The stamp lists every input by content; the key is its short hash.
+if [ -n "$ksrc" ]; then
+	source_line="ksrc $identity"
+else
+	source_line="$kver $(cd "$source_dir" && sha256sum Makefile | cut -d' ' -f1)"
+fi
 stamp="module_async build-kernel recipe $RECIPE
-source $kver $(cd "$source_dir" && sha256sum Makefile | cut -d' ' -f1)
+source $source_line
 variant $variant
 config $(sha256sum <"$config" | cut -d' ' -f1)
 fragment $(sha256sum <"$fragment" | cut -d' ' -f1)"
@@ -207,6 +262,8 @@ key=$(printf '%s\n' "$stamp" | sha256sum | cut -c1-12)
 cache=$(cache_dir)
 entry=$cache/build/$kver-$variant-$key
 tree=$cache/build/tree/$kver-$variant
+[ -z "$ksrc" ] ||
+	tree=$cache/build/tree/ksrc-$(printf '%s\n' "$identity" | sha256sum | cut -c1-12)-$variant
 
 # One builder per tree: entries of a tree share its src/ and obj/.
 entry_lock "$tree"
@@ -231,12 +288,16 @@ trap cleanup EXIT
 if [ ! -d "$tree/src" ]; then
 	log "making the build tree $tree"
 	rm -rf "$tree.new"
-	mkdir -p "$tree.new"
-	# Hard links cost no space; every later change replaces a file.
-	if ! cp -al "$source_dir" "$tree.new/src" 2>/dev/null; then
+	mkdir -p "$tree.new/src"
+	# Hard links cost no space; every later change replaces a file.  No
+	# .git: what git would say of the copy is not the source's to say.
+	if ! (cd "$source_dir" && find . -mindepth 1 -maxdepth 1 ! -name .git -print0 |
+	      xargs -0 cp -al -t "$tree.new/src/") 2>/dev/null; then
 		log "cannot hard-link the source (another file system?): copying it"
 		rm -rf "$tree.new/src"
-		cp -a "$source_dir" "$tree.new/src"
+		mkdir -p "$tree.new/src"
+		(cd "$source_dir" && find . -mindepth 1 -maxdepth 1 ! -name .git -print0 |
+		 xargs -0 cp -a -t "$tree.new/src/")
 	fi
 	: >"$tree.new/patched-files"
 	rm -rf "$tree"

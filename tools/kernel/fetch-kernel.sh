@@ -210,23 +210,8 @@ hdr=usr/src/linux-headers-$krel
 [ -f "$tmp/$hdr/Makefile" ] || die "no $hdr/Makefile in $headers"
 [ -f "$tmp/usr/src/$common/Makefile" ] || die "no usr/src/$common/Makefile in $common"
 
-# The headers' Makefile includes the common headers (and 7.2's names its own
-# directory as KBUILD_OUTPUT) by absolute /usr/src paths; make them relative
-# to this Makefile instead, so the entry works wherever the cache is.
-# shellcheck disable=SC2016 # make expands it
-here='$(dir $(lastword $(MAKEFILE_LIST)))'
-grep -qx "include /usr/src/$common/Makefile" "$tmp/$hdr/Makefile" ||
-	die "$hdr/Makefile does not include /usr/src/$common/Makefile as expected"
-while IFS= read -r line; do
-	case $line in
-	"include /usr/src/$common/Makefile")
-		printf 'include %s../%s/Makefile\n' "$here" "$common" ;;
-	"KBUILD_OUTPUT=/usr/src/$headers" | "KBUILD_OUTPUT = /usr/src/$headers")
-		printf 'KBUILD_OUTPUT := %s\n' "\$(abspath $here)" ;;
-	'' | '#'*) printf '%s\n' "$line" ;;
-	*) die "$hdr/Makefile: unexpected line '$line'" ;;
-	esac
-done <"$tmp/$hdr/Makefile" >"$tmp/$hdr/Makefile.new"
+# The headers' Makefile, its /usr/src paths made relative to itself.
+headers_makefile "$headers" "$common" <"$tmp/$hdr/Makefile" >"$tmp/$hdr/Makefile.new"
 mv "$tmp/$hdr/Makefile.new" "$tmp/$hdr/Makefile"
 
 # prepare_source SOURCE: kdir from the kernel's source, prepared out of tree
@@ -257,8 +242,8 @@ prepare_source()
 	config_changes "$tmp/$hdr/.config" "$tmp/$obj/.config" >"$tmp/kdir.config-changes"
 	# The O= Makefile and source link name the temporary directory.
 	printf '%s\n' "# $PROG: kbuild's O= Makefile, its paths made relative" \
-		"export KBUILD_OUTPUT := \$(abspath $here)" \
-		"include $here../$name/Makefile" >"$tmp/$obj/Makefile"
+		"export KBUILD_OUTPUT := \$(abspath $MAKEFILE_HERE)" \
+		"include $MAKEFILE_HERE../$name/Makefile" >"$tmp/$obj/Makefile"
 	ln -sfn "../$name" "$tmp/$obj/source"
 	printf '%s\n' "$obj"
 }

@@ -125,6 +125,68 @@ check_rc "vm-run.sh --timeout 0 exits 2" 2 \
 check_rc "fetch-kernel.sh --kver without value exits 2" 2 "$TOOLS/kernel/fetch-kernel.sh" --kver
 check_rc "mkinitramfs.sh without --out exits 2" 2 "$TOOLS/vm/mkinitramfs.sh" --kernel x --suite y
 
+# ---- Debian's package layouts, by generation ------------------------------
+section "package names and headers Makefiles"
+
+for name in linux-image-5.10.0-46-amd64 linux-image-6.1.0-57-amd64 \
+	    linux-image-6.12.118+deb13-amd64 linux-image-7.2.13+deb14-amd64; do
+	if grep -qE "$DEB_IMAGE_RE" <<<"$name"; then
+		pass "an image of its generation: $name"
+	else
+		not_ok "not taken for an image: $name"
+	fi
+done
+for name in linux-image-amd64 linux-image-6.1.0-57-amd64-unsigned \
+	    linux-image-6.1.0-57-cloud-amd64 linux-image-7.2.13+deb14-rt-amd64 \
+	    linux-image-6.12.118+deb13-amd64-dbg; do
+	if grep -qE "$DEB_IMAGE_RE" <<<"$name"; then
+		not_ok "taken for a plain amd64 image: $name"
+	else
+		pass "not a plain amd64 image: $name"
+	fi
+done
+
+# headers_rewrite NAME HEADERS COMMON MAKEFILE-LINES...: the Makefile rewritten
+# into $tmp/hdr/HEADERS/Makefile, beside $tmp/hdr/COMMON/Makefile, which
+# prints its KBUILD_OUTPUT: make -f on it says where the build goes.
+headers_rewrite()
+{
+	local name=$1 h=$tmp/hdr/$2 c=$tmp/hdr/$3 got
+
+	shift 3
+	mkdir -p "$h" "$c"
+	# shellcheck disable=SC2016 # make expands it
+	printf '%s\n' 'all:' '	@echo "common $(KBUILD_OUTPUT)"' >"$c/Makefile"
+	if ! printf '%s\n' "$@" | (headers_makefile "${h##*/}" "${c##*/}") >"$h/Makefile"; then
+		not_ok "$name: rewritten"
+		return
+	fi
+	got=$(cd / && make -s -f "$h/Makefile") || got="make failed"
+	if grep -q /usr/src "$h/Makefile"; then
+		not_ok "$name: /usr/src left in it" "$(cat "$h/Makefile")"
+	elif [ "$got" = "common ${KBUILD_OUT-}" ]; then
+		pass "$name: includes the common headers beside it" \
+			"${KBUILD_OUT:+(KBUILD_OUTPUT: its own directory)}"
+	else
+		not_ok "$name: make says '$got', want 'common ${KBUILD_OUT-}'" \
+			"$(cat "$h/Makefile")"
+	fi
+}
+KBUILD_OUT='' headers_rewrite "6.1's headers Makefile" linux-headers-6.1.0-57-amd64 \
+	linux-headers-6.1.0-57-common "include /usr/src/linux-headers-6.1.0-57-common/Makefile"
+KBUILD_OUT=$tmp/hdr/linux-headers-7.2.13+deb14-amd64 headers_rewrite \
+	"7.2's headers Makefile" linux-headers-7.2.13+deb14-amd64 \
+	linux-headers-7.2.13+deb14-common \
+	"KBUILD_OUTPUT=/usr/src/linux-headers-7.2.13+deb14-amd64" \
+	"include /usr/src/linux-headers-7.2.13+deb14-common/Makefile"
+# shellcheck disable=SC2016 # bash -c gets its values as $1
+check_rc "a headers Makefile with a line of no known form: exit 3" 3 bash -c \
+	'. "$1/lib.sh"; printf "%s\n" "include /usr/src/c/Makefile" "CC = gcc-16" |
+	 headers_makefile h c' _ "$TOOLS"
+# shellcheck disable=SC2016 # bash -c gets its values as $1
+check_rc "a headers Makefile that includes no common headers: exit 3" 3 bash -c \
+	'. "$1/lib.sh"; echo "# nothing" | headers_makefile h c' _ "$TOOLS"
+
 # ---- fetch-kernel.sh ------------------------------------------------------
 section "fetch-kernel.sh"
 

@@ -54,6 +54,10 @@ Runs the suite in a QEMU guest and prints its KTAP output.
                        linux-source-X.Y: 6.1 (the default), 6.12 or 7.2;
                        results go to build/vm/KERNEL-X.Y unless --out (6.1's
                        stay in build/vm/KERNEL)
+  --ksrc DIR           for a kernel built from source (vanilla, the default): build
+                       your own kernel tree DIR instead, out of tree, DIR
+                       only read (tools/kernel/build-kernel.sh --ksrc);
+                       results go to build/vm/ksrc-<DIR's name>[-patched]
   --dist RELEASE       for --kernel stock: the Debian release whose kernel
                        to boot: bullseye, bookworm (the default, or \$DIST),
                        bookworm-backports, trixie, sid; results go to
@@ -87,6 +91,7 @@ EOF
 kernel=
 dist=${DIST:-}
 src=
+ksrc=
 kver=
 kdir=
 moddir=
@@ -101,6 +106,7 @@ while [ $# -gt 0 ]; do
 	--kernel) need_arg "$1" $#; kernel=$2; shift ;;
 	--dist) need_arg "$1" $#; dist=$2; shift ;;
 	--src) need_arg "$1" $#; src=$2; shift ;;
+	--ksrc) need_arg "$1" $#; ksrc=$2; shift ;;
 	--kver) need_arg "$1" $#; kver=$2; shift ;;
 	--kdir) need_arg "$1" $#; kdir=$2; shift ;;
 	--moddir) need_arg "$1" $#; moddir=$2; shift ;;
@@ -196,7 +202,7 @@ custom_entry()
 # Which kernel: with candidate patches or a source series, the source build.
 if [ -z "$kernel" ]; then
 	kernel=stock
-	[ ${#patches[@]} -eq 0 ] && [ -z "$src" ] || kernel=vanilla
+	[ ${#patches[@]} -eq 0 ] && [ -z "$src$ksrc" ] || kernel=vanilla
 fi
 if ! is_source_variant "$kernel"; then
 	[ ${#patches[@]} -eq 0 ] ||
@@ -215,6 +221,15 @@ if [ -n "$src" ]; then
 			"not '$kernel'"
 	[[ $src =~ ^[0-9]+\.[0-9]+$ ]] ||
 		usage_error "--src wants a series X.Y (e.g. 7.2), not '$src'"
+fi
+if [ -n "$ksrc" ]; then
+	is_source_variant "$kernel" ||
+		usage_error "--ksrc goes with a kernel built from source ($SOURCE_VARIANTS)," \
+			"not '$kernel'"
+	[ -z "$src$dist$kver" ] ||
+		usage_error "--ksrc is a tree of your own: not with --src, --dist or --kver"
+	why=$(ksrc_problem "$ksrc")
+	[ -z "$why" ] || usage_error "--ksrc $ksrc: $why"
 fi
 [ -z "$dist" ] || [ "$kernel" = stock ] || [ -n "$src" ] ||
 	usage_error "--dist goes with the stock kernel or --src, not '$kernel' alone"
@@ -264,10 +279,14 @@ if [ "$kernel" = stock ]; then
 	log "kdir: $(cat "$entry/kdir.how" 2>/dev/null || echo "$entry/kdir")"
 elif is_source_variant "$kernel"; then
 	entry=$("$TOOLS/kernel/build-kernel.sh" --variant "$kernel" ${src:+--src "$src"} \
-		${dist:+--dist "$dist"} ${kver:+--kver "$kver"} "${patches[@]}" |
-		tail -n 1) || die "could not build the $kernel kernel"
+		${dist:+--dist "$dist"} ${kver:+--kver "$kver"} ${ksrc:+--ksrc "$ksrc"} \
+		"${patches[@]}" | tail -n 1) || die "could not build the $kernel kernel"
 	# 6.1, the default source, keeps the names it had before --src.
 	[ -z "$src" ] || [ "$src" = 6.1 ] || name=$kernel-$src
+	if [ -n "$ksrc" ]; then
+		name=ksrc-$(basename "$(cd "$ksrc" && pwd)" | tr -c 'A-Za-z0-9._\n-' _)
+		[ "$kernel" = vanilla ] || name+=-$kernel
+	fi
 	[ ${#patches[@]} -eq 0 ] || name=$name+patches
 else
 	name=custom
