@@ -209,9 +209,9 @@ counted()
 {
 	local out rc=0
 
-	out=$("$@" 2>&1) || rc=$?
-	printf '%s\n' "$out"
-	if [[ $(tail -n 1 <<<"$out") =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed(,\ ([0-9]+)\ skipped)?$ ]]
+	out=$(mktemp)
+	"$@" 2>&1 | tee "$out" || rc=$?
+	if [[ $(tail -n 1 "$out") =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed(,\ ([0-9]+)\ skipped)?$ ]]
 	then
 		sum_pass=$((sum_pass + BASH_REMATCH[1]))
 		sum_fail=$((sum_fail + BASH_REMATCH[2]))
@@ -219,6 +219,7 @@ counted()
 	else
 		sum_fail=$((sum_fail + 1))
 	fi
+	rm -f "$out"
 	return "$rc"
 }
 
