@@ -320,8 +320,8 @@ qemu_save()
 
 	# shellcheck disable=SC2016 # QEMU's sh expands $MODULE_ASYNC_STATE
 	if qmp '"execute": "stop"' "$QMP_BOUND_MS" &&
-	   qmp '"execute": "migrate-set-parameters", "arguments": {"max-bandwidth": '"$SAVE_BANDWIDTH"'}' \
-		"$QMP_BOUND_MS" &&
+	   qmp '"execute": "migrate-set-parameters",
+		"arguments": {"max-bandwidth": '"$SAVE_BANDWIDTH"'}' "$QMP_BOUND_MS" &&
 	   qmp '"execute": "migrate", "arguments": {"uri": "exec:cat >\"$MODULE_ASYNC_STATE\""}' \
 		"$QMP_BOUND_MS"; then
 		if qmp_wait '"execute": "query-migrate"' status completed failed cancelled; then

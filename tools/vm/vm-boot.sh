@@ -407,4 +407,5 @@ log "boot $boot: $outcome${guest_rc:+ (rc=$guest_rc)}" \
 	"after $(secs $((NOW - started_ms))) s under ${accel^^}"
 printf '%s %s\n' outcome "$outcome" rc "$guest_rc" began "$saw_begin" wedged "$saw_wedge" \
 	accel "$accel" console_off "$console_off" \
-	seconds "$(secs $((NOW - started_ms)))" start "$how" ready "$ready" saved "$saved" >"$record"
+	seconds "$(secs $((NOW - started_ms)))" start "$how" ready "$ready" \
+	saved "$saved" >"$record"

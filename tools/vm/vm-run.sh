@@ -301,7 +301,8 @@ while :; do
 	doc=$out/boot-$boot.ktap
 	"$TOOLS/vm/vm-boot.sh" --image "$image" --initrd "$initrd" --out "$out" \
 		--boot "$boot" --accel "$accel" --timeout "$timeout" --memory "$memory" \
-		--smp "$smp" --note "$note" "${state_opt[@]}" -- ${boot_args[@]+"${boot_args[@]}"} ||
+		--smp "$smp" --note "$note" "${state_opt[@]}" \
+		-- ${boot_args[@]+"${boot_args[@]}"} ||
 		die "boot $boot failed to run (see $out/qemu.log)"
 	state_opt=(--restore "$state")
 	accel=$(record "$rec" accel)
