@@ -225,13 +225,14 @@ QMP_PID='' QMP_IN='' QMP_OUT='' QMP_ID=0 QMP_PARTIAL='' QMP_REPLY='' QMP_WHY='' 
 QMP_MS=0
 
 # qmp_open PID QMP: talk to the monitor of QEMU PID, started with qemu_start's
-# QMP; fails if it does not answer.
+# QMP; fails if it does not answer (a restoring QEMU may answer only once
+# the state is loaded).
 qmp_open()
 {
 	qmp_close
 	QMP_PID=$1 QMP_ID=0 QMP_PARTIAL=''
 	exec {QMP_IN}<>"$2.in" {QMP_OUT}<"$2.out"
-	qmp '"execute": "qmp_capabilities"' "$QMP_BOUND_MS"
+	qmp '"execute": "qmp_capabilities"' "$SAVE_BOUND_MS"
 }
 
 qmp_close()
@@ -296,7 +297,7 @@ qmp_wait()
 	shift 2
 	qmp_ms
 	end=$((QMP_MS + SAVE_BOUND_MS))
-	while qmp "$cmd" "$QMP_BOUND_MS"; do
+	while qmp "$cmd" $((end - QMP_MS > QMP_BOUND_MS ? end - QMP_MS : QMP_BOUND_MS)); do
 		QMP_VALUE=$(qmp_field "$key" "$QMP_REPLY") || QMP_VALUE=''
 		for w in "$@"; do
 			[ "$QMP_VALUE" != "$w" ] || return 0
