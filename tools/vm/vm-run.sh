@@ -181,12 +181,13 @@ died_why()
 
 # console_excerpt OFFSET: CONSOLE_LINES kernel lines of the console from
 # OFFSET (where a boot began): from just before the first oops or panic if
-# there is one, else the last ones.
+# there is one, else the last ones (none, when a restored guest's kernel
+# said nothing).
 console_excerpt()
 {
 	tail -c +$(($1 + 1)) "$console" | tr -d '\r' |
 		sed 's/\x1b\[[0-9;?]*[A-Za-z]//g' |
-		grep -aE '^[[:space:]]*\[[[:space:]]*[0-9]+\.[0-9]+\]' |
+		{ grep -aE '^[[:space:]]*\[[[:space:]]*[0-9]+\.[0-9]+\]' || true; } |
 		awk -v max="$CONSOLE_LINES" '
 		{ line[NR] = $0 }
 		!first && (/Kernel panic - not syncing|BUG: |Oops: / ||
