@@ -12,6 +12,7 @@
 #
 # In a clone of the project it also drives the suite on its own:
 #   make vm      fetch Debian's kernel, build, boot the suite in QEMU
+#   make lava    the same as a LAVA job, run by lava-dispatcher
 #   make check   the project's own tests (host tests, then the suite in a VM)
 # See README.
 
@@ -107,10 +108,10 @@ endif
 	$(MAKE) -C modules KDIR=$(KDIR)
 
 # KERNEL: stock (the default; vanilla when PATCH= is given), vanilla,
-# patched or a bzImage, with KDIR= its build tree or headers and MODDIR=
+# patched, fixed or a bzImage, with KDIR= its build tree or headers and MODDIR=
 # its module tree (see tools/vm/vm.sh --help).  DIST: the Debian release of
 # the stock kernel (bullseye, bookworm, bookworm-backports, trixie, sid;
-# default bookworm).  SRC: the linux-source-X.Y vanilla and patched are built
+# default bookworm).  SRC: the linux-source-X.Y the source kernels are built
 # from (6.1, the default; 6.12; 7.2), results in build/vm/KERNEL-X.Y.
 KERNEL ?=
 DIST ?=
@@ -135,15 +136,23 @@ q = '$(subst ','\'',$(1))'
 # -c module_async) instead of module_async.sh directly.
 VIA ?=
 
-vm:
-	tools/vm/vm.sh $(if $(KERNEL),--kernel $(call q,$(KERNEL))) \
+# The kernel's options, shared by make vm and make lava.
+kernel_options = $(if $(KERNEL),--kernel $(call q,$(KERNEL))) \
 		$(if $(DIST),--dist $(call q,$(DIST))) \
 		$(if $(SRC),--src $(call q,$(SRC))) \
 		$(if $(KVER),--kver $(call q,$(KVER))) \
 		$(if $(KDIR),--kdir $(call q,$(KDIR))) \
 		$(if $(MODDIR),--moddir $(call q,$(MODDIR))) \
-		$(foreach p,$(PATCH),--patch $(call q,$(p))) \
+		$(foreach p,$(PATCH),--patch $(call q,$(p)))
+
+vm:
+	tools/vm/vm.sh $(kernel_options) \
 		$(if $(VIA),--via $(call q,$(VIA))) $(allow_deadlock) \
+		-- $(foreach a,$(SUITE_ARGS),$(call q,$(a)))
+
+# The same kernel and suite as a LAVA job, run by lava-dispatcher here.
+lava:
+	tools/lava/lava.sh $(kernel_options) $(allow_deadlock) \
 		-- $(foreach a,$(SUITE_ARGS),$(call q,$(a)))
 
 matrix:
@@ -152,4 +161,9 @@ matrix:
 check:
 	tools/check.sh
 
-.PHONY: modules vm matrix check
+# The suite as the patch series a maintainer receives (SRC=: against
+# linux-source-X.Y, default 7.2), in build/series/.
+series:
+	tools/kernel/series.sh $(if $(SRC),--src $(call q,$(SRC)))
+
+.PHONY: modules vm lava matrix check series

@@ -28,11 +28,12 @@
  * prints its evidence as "#" lines (the kernel's warnings and hung-task
  * reports since it began, the stuck tasks' stacks, the kernel's dump of
  * blocked tasks from sysrq w, and the wait-for cycle those stacks show),
- * then "not ok N <case> # TIMEOUT <bound>s" and "# kernel wedged by <case>".
- * The kernel cannot load or unload anything after that, so nothing more is
- * tried: every remaining case is "ok M <name> # SKIP kernel wedged by
- * <case>", and the run ends with the totals and exit status 1. A harness
- * can run the remaining cases on a fresh kernel (tools/vm/vm-run.sh does).
+ * then "not ok N <case> # TIMEOUT <bound>s", its cause and "# kernel wedged
+ * by <case>". The kernel cannot load or unload anything after that, so
+ * nothing more is tried: every remaining case is skipped with the reason
+ * "kernel wedged by <case>" (lib/ktap.h shows the lines), and the run ends
+ * with the totals and exit status 1. A harness can run the remaining cases
+ * on a fresh kernel (tools/vm/vm-run.sh does).
  *
  * Thresholds come from a baseline measured in the same run; no case sleeps
  * for a fixed time. Everything the runner changes is put back: modules it
@@ -311,10 +312,12 @@ static void usage(FILE *f, const char *prog)
 		"deadlock: the case prints its evidence (stacks, the sysrq w dump,\n"
 		"kernel warnings, the wait-for cycle), then\n"
 		"  not ok N <case> # TIMEOUT <seconds>s\n"
+		"  # <case>: TIMEOUT <what did not return>\n"
 		"  # kernel wedged by <case>\n"
 		"and, since every later load and unload would hang, the remaining\n"
 		"cases are not run but reported as\n"
-		"  ok M <name> # SKIP kernel wedged by <case>\n"
+		"  # <name>: SKIP kernel wedged by <case>\n"
+		"  ok M <name> # SKIP\n"
 		"followed by the totals and exit status 1. Nothing is unloaded:\n"
 		"reboot the machine (echo b > /proc/sysrq-trigger), then run the\n"
 		"remaining cases with --case.\n",

@@ -37,10 +37,28 @@ void ktap_diag(const char *line)
 	ksft_print_msg("%s\n", line);
 }
 
+/*
+ * The result line names the case alone, in every verdict: a lab keeps a
+ * result by an ID made of the text after the number, a SKIP's reason
+ * included. The reason is the line just before, "# <case>: SKIP <reason>".
+ */
 static void ktap_skip(const char *name, const char *reason)
 {
 	ksft_inc_xskip_cnt();
-	printf("ok %u %s # SKIP %s\n", ksft_test_num(), name, reason);
+	ksft_print_msg("%s: SKIP %s\n", name, reason);
+	printf("ok %u %s # SKIP\n", ksft_test_num(), name);
+}
+
+/*
+ * A failure's cause, "# <case>: FAIL|TIMEOUT <reason>", just after its
+ * result: a lab's log of a case holds the lines after its result line,
+ * the evidence before it holds the same line among the rest.
+ */
+static void ktap_cause(const char *name, const char *keyword,
+		       const char *reason)
+{
+	if (reason[0])
+		ksft_print_msg("%s: %s %s\n", name, keyword, reason);
 }
 
 /* The bound in seconds, as short as it is exact: "10s", "2.5s". */
@@ -64,12 +82,14 @@ void ktap_result(const char *name, const struct ktap_verdict *v)
 		if (v->reason[0])
 			ktap_diag(v->reason);
 		ksft_test_result_fail("%s\n", name);
+		ktap_cause(name, "FAIL", v->reason);
 		break;
 	case KTAP_TIMEOUT:
 	case KTAP_WEDGED:
 		if (v->reason[0])
 			ktap_diag(v->reason);
 		ktap_timeout(name, v->bound_ms);
+		ktap_cause(name, "TIMEOUT", v->reason);
 		break;
 	case KTAP_SKIP:
 		ktap_skip(name, v->reason);

@@ -3,16 +3,24 @@
  * The runner's KTAP document, on kselftest.h: header and plan, "#"
  * diagnostics, one result line per case, totals and the exit status.
  *
- * A case can wedge the kernel for good: after a genuine deadlock every
- * later module load and unload hangs. Such a case's result is
+ * A result line names its case and nothing else but the directive: CI
+ * systems track results by an ID made of that text (a SKIP's reason
+ * included), so the why is a line of its own beside it:
+ *   # <case>: SKIP <reason>
+ *   ok N <case> # SKIP
+ * and for a failure the evidence, then
  *   not ok N <case> # TIMEOUT <bound>s
+ *   # <case>: TIMEOUT <reason>
+ * (FAIL likewise, without the directive). kselftest.h of 6.1 prints a skip
+ * without the test's name ("ok N # SKIP reason"), so skips are printed
+ * here, and counted as kselftest.h counts them.
+ *
+ * A case can wedge the kernel for good: after a genuine deadlock every
+ * later module load and unload hangs. Its TIMEOUT is followed by
  *   # kernel wedged by <case>
- * and every later case is reported without being run:
- *   ok M <name> # SKIP kernel wedged by <case>
- * so that a harness can resume the remaining cases on a fresh kernel and
- * merge the documents. kselftest.h of 6.1 prints a skip without the test's
- * name ("ok N # SKIP reason"); CI systems track results by name, so skips
- * are printed here whole, and counted as kselftest.h counts them.
+ * and every later case is skipped without being run, with the reason
+ * "kernel wedged by <case>", so that a harness can resume the remaining
+ * cases on a fresh kernel and merge the documents.
  */
 #ifndef MA_KTAP_H
 #define MA_KTAP_H

@@ -54,7 +54,7 @@ static void run_a_wedge(const void *unused)
 
 TEST(ktap_after_a_wedge_skips_the_rest_naming_the_case)
 {
-	static const char wedge_skip[] = "SKIP kernel wedged by second_wedges";
+	static const char wedged[] = "kernel wedged by second_wedges";
 	static char out[4096];
 	char answer[1024];
 	int status;
@@ -62,23 +62,32 @@ TEST(ktap_after_a_wedge_skips_the_rest_naming_the_case)
 	status = run_captured(run_a_wedge, NULL, out, sizeof(out));
 	EXPECT_EQ(1, status);
 	ktap_check(_metadata, out, wedge_cases, ARRAY_SIZE(wedge_cases));
-	ktap_expect_result(_metadata, out, "first_passes", "ok", "");
+	ktap_expect_result(_metadata, out, "first_passes", "ok", "", "");
 	ktap_expect_result(_metadata, out, "second_wedges", "timeout",
-			   "TIMEOUT 10s");
-	ktap_expect_result(_metadata, out, "third", "skip", wedge_skip);
-	ktap_expect_result(_metadata, out, "fourth", "skip", wedge_skip);
+			   "TIMEOUT 10s", "the job did not return within 10000 ms");
+	ktap_expect_result(_metadata, out, "third", "skip", "SKIP", wedged);
+	ktap_expect_result(_metadata, out, "fourth", "skip", "SKIP", wedged);
 	EXPECT_EQ(0, ktap_ask(out, "wedged", NULL, answer, sizeof(answer)));
 	EXPECT_STREQ("second_wedges", answer);
 	EXPECT_EQ(0, ktap_ask(out, "leftover", NULL, answer, sizeof(answer)));
 	EXPECT_STREQ("third\nfourth", answer);
 
-	/* Evidence, reason, verdict, then the wedge, in this order. */
+	/*
+	 * Evidence, reason, verdict, cause, then the wedge, in this order;
+	 * each result line names its case alone.
+	 */
 	EXPECT_EQ(0, ktap_ask(out, "diag", "second_wedges", answer,
 			      sizeof(answer)));
 	EXPECT_STREQ("# evidence\n"
 		     "# the job did not return within 10000 ms", answer);
+	EXPECT_NE(NULL, strstr(out, "not ok 2 second_wedges # TIMEOUT 10s\n"
+				    "# second_wedges: TIMEOUT the job did not return within 10000 ms\n"
+				    "# kernel wedged by second_wedges\n"
+				    "# third: SKIP kernel wedged by second_wedges\n"
+				    "ok 3 third # SKIP\n"));
 	EXPECT_EQ(0, ktap_ask(out, "diag", "third", answer, sizeof(answer)));
-	EXPECT_STREQ("# kernel wedged by second_wedges", answer);
+	EXPECT_STREQ("# kernel wedged by second_wedges\n"
+		     "# third: SKIP kernel wedged by second_wedges", answer);
 	EXPECT_NE(NULL, strstr(out, "# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:2 error:0\n"));
 }
 
@@ -108,8 +117,9 @@ TEST(ktap_timeout_without_a_wedge_lets_the_run_go_on)
 			      sizeof(out));
 	EXPECT_EQ(1, status);
 	ktap_check(_metadata, out, cases, ARRAY_SIZE(cases));
-	ktap_expect_result(_metadata, out, "slow", "timeout", "TIMEOUT 2.500s");
-	ktap_expect_result(_metadata, out, "after", "ok", "");
+	ktap_expect_result(_metadata, out, "slow", "timeout", "TIMEOUT 2.500s",
+			   "the job did not start within 2500 ms");
+	ktap_expect_result(_metadata, out, "after", "ok", "", "");
 	EXPECT_EQ(1, ktap_ask(out, "wedged", NULL, answer, sizeof(answer)));
 	EXPECT_EQ(0, ktap_ask(out, "leftover", NULL, answer, sizeof(answer)));
 	EXPECT_STREQ("", answer);

@@ -68,7 +68,8 @@ int ktap_ask(const char *doc, const char *cmd, const char *arg, char *answer,
  * The reader finds @doc well formed ("check"), with nothing in it that is
  * not KTAP ("unknown"), the version line before the plan and the results
  * ("records"), a plan of @nr ("plan"), and one result per expected case, numbered in order
- * ("verdicts"). Each case's verdict and directive: ktap_expect_result().
+ * ("verdicts"). Each case's verdict, directive and reason:
+ * ktap_expect_result().
  */
 static inline void ktap_check(struct __test_metadata *_metadata,
 			      const char *doc, const char * const names[],
@@ -103,11 +104,15 @@ static inline void ktap_check(struct __test_metadata *_metadata,
 	EXPECT_EQ(NULL, line) TH_LOG("more results than cases: '%s'", line);
 }
 
-/* The reader reads @verdict and @directive ("" for none) for case @name. */
+/*
+ * The reader reads @verdict, @directive and @reason ("" for none) for case
+ * @name.
+ */
 static inline void ktap_expect_result(struct __test_metadata *_metadata,
 				      const char *doc, const char *name,
 				      const char *verdict,
-				      const char *directive)
+				      const char *directive,
+				      const char *reason)
 {
 	char answer[1024];
 
@@ -116,6 +121,8 @@ static inline void ktap_expect_result(struct __test_metadata *_metadata,
 	EXPECT_STREQ(verdict, answer) TH_LOG("verdict of %s", name);
 	EXPECT_EQ(0, ktap_ask(doc, "directive", name, answer, sizeof(answer)));
 	EXPECT_STREQ(directive, answer) TH_LOG("directive of %s", name);
+	EXPECT_EQ(0, ktap_ask(doc, "reason", name, answer, sizeof(answer)));
+	EXPECT_STREQ(reason, answer) TH_LOG("reason of %s", name);
 }
 
 /*

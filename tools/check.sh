@@ -13,11 +13,13 @@
 #   tools    host tests of the VM tooling (fetch, initramfs, boot)
 #   add-case a case added on a copy of the tree in three files (the case
 #            table, the expected table, config) and all that follows
-#   intree   the suite as a kselftest target of a copy of linux-source-6.1:
-#            build, run_tests, install, run_kselftest.sh, O=, top level
+#   intree   the suite as a kselftest target of a copy of linux-source-6.1
+#            (build, run_tests, install, run_kselftest.sh, O=, top level)
+#            and of 7.2; make series applied to 7.2 with git am
 #   via      the suite in a VM through an installed run_kselftest.sh -c
 #            module_async, its nested document checked by the kernel's parser
-#   checkpatch  the kernel's checkpatch.pl --strict on every C and shell file
+#   checkpatch  the kernel's checkpatch.pl --strict on every C and shell file and
+#            on the kernel patch series (tools/kernel/patches/)
 #   sparse   the test modules through sparse (C=2) and W=1
 #   matrix   the suite in a VM on every kernel of tools/expected/verdicts
 #            that vm.sh can make (Debian's stock 5.10, 6.1, 6.12 and 7.2,
@@ -27,6 +29,9 @@
 #   deadlock the suite with deadlocks allowed on stock 5.10, 6.1 and 7.2 and
 #            on patched 6.1 and 7.2: every unsafe case a TIMEOUT with its
 #            stacks and wait-for cycle, the rest resumed in fresh VMs
+#   lava     make lava against make vm on the stock kernel, case by case;
+#            a deadlock in a LAVA job a recorded fail, the job complete;
+#            both job definitions through LAVA's job schema
 #   kernels  make vm with PATCH= alone, with KERNEL=FILE KDIR=<headers>, and
 #            its refusals of what cannot work
 #   fresh    the README's commands in a fresh minimal Debian root: its
@@ -44,7 +49,7 @@ PROG=${0##*/}
 readonly logdir=$TOP/build/check
 
 readonly all_stages="shell build lib compare driver inputs tools add-case intree via checkpatch \
-sparse matrix leftovers ktap deadlock kernels fresh"
+sparse matrix leftovers ktap deadlock lava kernels fresh"
 
 usage()
 {
@@ -195,20 +200,42 @@ stage_lib()
 	make -C "$TOP/lib" check OUTPUT="$TOP/build/lib" RUNNER="$TOP/build/module_async"
 }
 
+# counted CMD...: run a test script, show its output, and add its closing
+# "N passed, N failed[, N skipped]" to $sum_pass, $sum_fail, $sum_skip (a
+# script that ends without one counts as a failure); for a stage of
+# several scripts, which then prints the sum.
+counted()
+{
+	local out rc=0
+
+	out=$("$@" 2>&1) || rc=$?
+	printf '%s\n' "$out"
+	if [[ $(tail -n 1 <<<"$out") =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed(,\ ([0-9]+)\ skipped)?$ ]]
+	then
+		sum_pass=$((sum_pass + BASH_REMATCH[1]))
+		sum_fail=$((sum_fail + BASH_REMATCH[2]))
+		sum_skip=$((sum_skip + ${BASH_REMATCH[4]:-0}))
+	else
+		sum_fail=$((sum_fail + 1))
+	fi
+	return "$rc"
+}
+
+sum_summary()
+{
+	echo "$sum_pass passed, $sum_fail failed, $sum_skip skipped"
+	[ "$sum_fail" -eq 0 ]
+}
+
 # The verdict comparator's tests and the KTAP reader's, counted together.
 stage_compare()
 {
-	local t out p=0 f=0 rc=0
+	local t sum_pass=0 sum_fail=0 sum_skip=0
 
 	for t in tests/test-compare.sh ktap/test-ktap.sh ktap/test-kernelci-ids.sh; do
-		out=$("$TOOLS/$t") || rc=1
-		printf '%s\n' "$out"
-		if [[ $(tail -n 1 <<<"$out") =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
-			p=$((p + BASH_REMATCH[1])) f=$((f + BASH_REMATCH[2]))
-		fi
+		counted "$TOOLS/$t" || true
 	done
-	echo "$p passed, $f failed"
-	return "$rc"
+	sum_summary
 }
 
 stage_driver()
@@ -236,6 +263,11 @@ stage_deadlock()
 	"$TOOLS/tests/test-deadlock.sh" --out "$TOP/build/check/deadlock"
 }
 
+stage_lava()
+{
+	"$TOOLS/tests/test-lava.sh" --out "$TOP/build/check/lava"
+}
+
 stage_kernels()
 {
 	"$TOOLS/tests/test-vm-kernels.sh"
@@ -256,9 +288,24 @@ stage_tools()
 	"$TOOLS/tests/test-tools.sh"
 }
 
+# In linux-source-6.1's selftests, then in 7.2's (its lib.mk builds the
+# test modules itself, its run_tests prints no header, its kunit_parser
+# reads the documents), with sid's kernel for the modules; and the suite
+# as the patch series against 7.2 (make series).
 stage_intree()
 {
-	"$TOOLS/tests/test-intree.sh"
+	local src72 sid sum_pass=0 sum_fail=0 sum_skip=0
+
+	counted "$TOOLS/tests/test-intree.sh" || true
+	if src72=$("$TOOLS/kernel/fetch-source.sh" --series 7.2 | tail -n 1) &&
+	   sid=$("$TOOLS/kernel/fetch-kernel.sh" --dist sid | tail -n 1); then
+		counted "$TOOLS/tests/test-intree.sh" --source "$src72" --kernel "$sid" \
+			--out "$TOP/build/intree-7.2" --no-toplevel || true
+	else
+		sum_fail=$((sum_fail + 1))
+	fi
+	counted "$TOOLS/tests/test-series.sh" || true
+	sum_summary
 }
 
 stage_checkpatch()

@@ -26,26 +26,37 @@ readonly packages=(
 	gcc-12 kmod libelf-dev libssl-dev python3 qemu-system-x86 rsync
 	shellcheck sparse util-linux xz-utils zstd
 )
+# With --lava, for make lava (tools/lava/lava.sh) only: lava-dispatcher
+# (lava-run, lava_common's job schema) and what lava.py imports.  A heavy
+# chain that make vm does not need: bookworm's lava-dispatcher 2023.01
+# brings 134 packages (systemd-sysv, libguestfs and supermin, linux-headers,
+# udev, ...; 53 MB to download, 212 MB installed, 3 minutes here).
+readonly lava_packages=(lava-dispatcher python3-jinja2 python3-yaml)
 
 usage()
 {
 	cat <<EOF
-usage: $PROG [--check | --list] [--help]
+usage: $PROG [--lava] [--check | --list] [--help]
 
 Installs the Debian packages module_async needs on the host, if missing:
   ${packages[*]}
+and with --lava (make lava) also:
+  ${lava_packages[*]}
 
+  --lava   the LAVA packages too
   --check  only list the missing packages; exit 1 if any are missing
-  --list   print the package names, one a line, and exit
+  --list   print every package name (the LAVA ones too), one a line, and exit
   --help   this text
 EOF
 }
 
 check_only=0
+wanted=("${packages[@]}")
 while [ $# -gt 0 ]; do
 	case "$1" in
+	--lava) wanted+=("${lava_packages[@]}") ;;
 	--check) check_only=1 ;;
-	--list) printf '%s\n' "${packages[@]}"; exit 0 ;;
+	--list) printf '%s\n' "${packages[@]}" "${lava_packages[@]}"; exit 0 ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage_error "unknown option '$1'" ;;
 	esac
@@ -53,7 +64,7 @@ while [ $# -gt 0 ]; do
 done
 
 missing=()
-for pkg in "${packages[@]}"; do
+for pkg in "${wanted[@]}"; do
 	status=$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null || true)
 	[ "$status" = installed ] || missing+=("$pkg")
 done

@@ -35,6 +35,34 @@ TOP=$(cd "$TOOLS/.." && pwd)
 readonly TOOLS TOP
 readonly EXIT_USAGE=2 EXIT_INFRA=3
 
+# The kernels built from Debian's linux-source (tools/kernel/build-kernel.sh
+# --variant): vanilla as Debian ships it, the others with the series of
+# tools/kernel/patches/<variant>/<X.Y>/: patched the 3.8 flag (PF_USED_ASYNC)
+# forward-ported, fixed module init waiting only for its own async work.
+# shellcheck disable=SC2034 # for the scripts that source this
+readonly SOURCE_VARIANTS="vanilla patched fixed"
+
+# suite_files: the suite's files as they go into a kernel tree
+# (tools/testing/selftests/module_async/), NUL-terminated, relative to
+# $TOP: what git tracks or would track, but for this repository's CI entry
+# point (.ci/) and the kernel patches the VM's source kernels are built
+# with (tools/kernel/patches/: a kernel change is sent as a patch to the
+# kernel, not as a file of a selftest).
+suite_files()
+{
+	(cd "$TOP" && git ls-files -z --cached --others --exclude-standard -- . \
+		':!.ci' ':!tools/kernel/patches')
+}
+
+# is_source_variant WORD: WORD is one of them.
+is_source_variant()
+{
+	case " $SOURCE_VARIANTS " in
+	*" $1 "*) return 0 ;;
+	*) return 1 ;;
+	esac
+}
+
 # Command substitutions fail like the commands they run.
 shopt -s inherit_errexit
 
@@ -113,11 +141,38 @@ check_debversion()
 		usage_error "bad Debian version '$1'"
 }
 
-# entry_valid DIR STAMP: DIR is a complete entry made from STAMP.
+# entry_valid DIR STAMP: DIR is a complete entry made from STAMP, and
+# intact: every file its manifest lists is there with its size (a file cut
+# short, a module tree deleted).  Sizes, not checksums: a look at every
+# file of a 20000-file module tree costs a fraction of a second where
+# hashing it costs ten.
 entry_valid()
 {
 	[ -d "$1" ] && [ -f "$1/.complete" ] &&
-		[ "$(cat "$1/.complete")" = "$2" ]
+		[ "$(cat "$1/.complete")" = "$2" ] && entry_intact "$1"
+}
+
+# The manifest of entry DIR's files: "SIZE PATH" a line, sorted.
+entry_manifest()
+{
+	(cd "$1" && find . -type f ! -name .complete ! -name .manifest -printf '%s %P\n') |
+		LC_ALL=C sort
+}
+
+# entry_intact DIR: the files of DIR's .manifest are there, each with its
+# size; says which one is not.  Files added since are not its business.
+entry_intact()
+{
+	local bad
+
+	if [ ! -f "$1/.manifest" ]; then
+		log "${1##*/}: no manifest to check it by"
+		return 1
+	fi
+	bad=$(entry_manifest "$1" | LC_ALL=C comm -23 "$1/.manifest" - | sed -n 1p)
+	[ -z "$bad" ] && return 0
+	log "${1##*/}: ${bad#* } is missing or not its size (${bad%% *} bytes)"
+	return 1
 }
 
 # entry_lock DIR: serialise builders of one entry (fd 9 stays open until the
@@ -178,9 +233,11 @@ entry_remove()
 	done
 }
 
-# entry_commit DIR STAMP: write the stamp last, then rename into place.
+# entry_commit DIR STAMP: write the manifest, the stamp last, then rename
+# into place.
 entry_commit()
 {
+	entry_manifest "$ENTRY_TMP" >"$ENTRY_TMP/.manifest"
 	printf '%s\n' "$2" >"$ENTRY_TMP/.complete.new"
 	sync -f "$ENTRY_TMP/.complete.new" 2>/dev/null || true
 	mv "$ENTRY_TMP/.complete.new" "$ENTRY_TMP/.complete"

@@ -4,7 +4,9 @@
 # lint.sh - the kernel's own checks on the suite, each from the kernel
 # source tree (tools/kernel/fetch-source.sh) or against a kernel build:
 #   checkpatch  scripts/checkpatch.pl --strict --no-tree -f on every C file,
-#               header and shell script git knows of; every ERROR, WARNING
+#               header and shell script git knows of, and on each patch of
+#               tools/kernel/patches/ and of `make series` as a patch;
+#               every ERROR, WARNING
 #               and CHECK fails, but for those tools/lint.exceptions
 #               justifies, one line each, "checkpatch FILE TYPE: why" (a
 #               justification that no longer matches anything fails too)
@@ -15,7 +17,8 @@
 #               results.ktap, written by the matrix stage) through the
 #               kernel's KTAP parser (tools/testing/kunit/kunit_parser.py):
 #               no parse error, and every case of the runner's --list
-#               accounted for once
+#               accounted for once; every result under its case's KernelCI
+#               ID (tools/ktap/kernelci-ids)
 # One PASS/FAIL line per check, then "N passed, N failed".
 
 set -euo pipefail
@@ -71,15 +74,16 @@ mkdir -p "$work"
 
 # ---- checkpatch -------------------------------------------------------------
 
-# The files to check: C sources and headers, and every shell script (by
-# name or by its #! line).
+# The files to check: C sources and headers, every shell script (by name
+# or by its #! line), and the kernel patch series as a maintainer would
+# receive them.
 lint_files()
 {
 	local f
 
 	(cd "$TOP" && git ls-files --cached --others --exclude-standard) | while IFS= read -r f; do
 		case $f in
-		*.c | *.h | *.sh) echo "$f" ;;
+		*.c | *.h | *.sh | tools/kernel/patches/*.patch) echo "$f" ;;
 		*)
 			[ -f "$TOP/$f" ] &&
 				head -n 1 "$TOP/$f" | grep -qE '^#!(/usr)?/bin/(env )?(ba)?sh' &&
@@ -89,24 +93,58 @@ lint_files()
 	done
 }
 
+# The suite as the patch series `make series` writes (tools/kernel/series.sh),
+# its patches' paths relative to $TOP: a maintainer checks them whole (the
+# cover letter is no patch).
+series_patches()
+{
+	"$TOOLS/kernel/series.sh" --out "$work/series" |
+		sed -n "/\/0000-cover-letter\.patch\$/!s|^$TOP/||p" ||
+		die "could not make the series"
+}
+
 # The justified findings, lines "checkpatch FILE TYPE: why" of
-# tools/lint.exceptions: "FILE TYPE" for each.
+# tools/lint.exceptions (FILE a shell pattern): "FILE TYPE" for each.
 justified()
 {
 	sed -nE 's/^checkpatch ([^ ]+) ([A-Z0-9_]+): .*/\1 \2/p' "$TOOLS/lint.exceptions"
 }
 
+# kept_by FILE TYPE: the justification ("PATTERN TYPE", of $kept) of a
+# finding of TYPE in FILE, if there is one.
+kept_by()
+{
+	local pattern ktype
+
+	while read -r pattern ktype; do
+		[ "$ktype" = "$2" ] || continue
+		# shellcheck disable=SC2254 # the pattern is meant to match
+		case $1 in $pattern) echo "$pattern $ktype"; return ;; esac
+	done <<<"$kept"
+}
+
+# checkpatch_one FILE: checkpatch's terse findings on FILE; a patch is read
+# as a patch (GIT_DIR unset: within this repository checkpatch would ask
+# git about the suite's history, not the kernel's).
+checkpatch_one()
+{
+	local mode=-f
+
+	case $1 in *.patch) mode= ;; esac
+	(cd "$TOP" && GIT_DIR=/nonexistent "$src/scripts/checkpatch.pl" --strict --no-tree \
+		--quiet --terse --show-types --no-summary $mode "$1" 2>&1) || true
+}
+
 check_checkpatch()
 {
-	local f out finding file type seen=$work/checkpatch.seen kept
+	local f out finding file type seen=$work/checkpatch.seen kept why
 	local levels='(ERROR|WARNING|CHECK)'
 
 	need_cmd perl
 	kept=$(justified)
 	: >"$seen"
 	while IFS= read -r f; do
-		out=$(cd "$TOP" && "$src/scripts/checkpatch.pl" --strict --no-tree --quiet \
-			--terse --show-types --no-summary -f "$f" 2>&1) || true
+		out=$(checkpatch_one "$f")
 		local bad=0
 		while IFS= read -r finding; do
 			[ -n "$finding" ] || continue
@@ -114,9 +152,10 @@ check_checkpatch()
 			file=${finding%%:*}
 			type=$(printf '%s\n' "$finding" |
 				sed -nE "s/^[^:]*:[0-9]+: $levels:([A-Z0-9_]+):.*/\\2/p")
-			if [ -n "$type" ] && printf '%s\n' "$kept" | grep -qxF "$file $type"; then
+			why=$(kept_by "$file" "$type")
+			if [ -n "$type" ] && [ -n "$why" ]; then
 				echo "# kept (lint.exceptions): $finding"
-				echo "$file $type" >>"$seen"
+				echo "$why" >>"$seen"
 				continue
 			fi
 			echo "# $finding"
@@ -127,7 +166,7 @@ check_checkpatch()
 		else
 			fail "checkpatch $f"
 		fi
-	done < <(lint_files)
+	done < <(lint_files; series_patches)
 	while IFS= read -r finding; do
 		[ -n "$finding" ] || continue
 		if grep -qxF "$finding" "$seen"; then
@@ -200,7 +239,7 @@ check_sparse()
 
 check_ktap()
 {
-	local cases=$work/cases k doc found=0
+	local cases=$work/cases k doc found=0 foreign docs=()
 
 	need_cmd python3
 	if ! "$runner" --list >"$cases" 2>/dev/null || [ ! -s "$cases" ]; then
@@ -220,6 +259,18 @@ check_ktap()
 		sed -n 's/^\(PASS\|FAIL\) /#   \1 /p; /^# .*ERROR/p' "$work/ktap-$k.log"
 	done
 	[ $found -eq 1 ] || fail "ktap: no $matrix/*/results.ktap (run the matrix stage first)"
+	# A lab files each result under the ID KernelCI's parser derives: one
+	# a case, whatever the kernel and verdict, or a case's history splits.
+	[ $found -eq 1 ] || return 0
+	for doc in "$matrix"/*/results.ktap "$matrix"/*/boot-*.ktap; do
+		[ ! -f "$doc" ] || docs+=("$doc")
+	done
+	if foreign=$("$TOOLS/ktap/kernelci-ids" --foreign "$cases" "${docs[@]}") &&
+	   [ -z "$foreign" ]; then
+		pass "ktap: every result keeps its case's KernelCI ID on every kernel"
+	else
+		fail "ktap: KernelCI IDs that are no case's: ${foreign:-(see above)}"
+	fi
 }
 
 for c in "${checks[@]}"; do

@@ -3,11 +3,12 @@
 #
 # Build a small x86_64 kernel from one of Debian's linux-source packages
 # (linux-source-6.1 by default, --src 7.2 for today's) for the suite's VM:
-# the "vanilla" variant is the source as Debian ships it, the "patched"
-# variant adds the patch series of the source's version,
-# tools/kernel/patches/<X.Y>/*.patch (the 3.8 PF_USED_ASYNC flag
-# forward-ported to that series).  Candidate patches (--patch) go on top, for
-# a maintainer judging a fix.
+# the "vanilla" variant is the source as Debian ships it, the others add
+# their patch series for the source's version,
+# tools/kernel/patches/<variant>/<X.Y>/*.patch: "patched" the 3.8
+# PF_USED_ASYNC flag forward-ported, "fixed" module init waiting only for
+# the async work of its own load (patches/fixed/cover-letter).  Candidate
+# patches (--patch) go on top, for a maintainer judging a fix.
 #
 # The configuration is tinyconfig + the suite's "config" + the boot fragment
 # tools/kernel/kconfig/boot.config; the build fails, naming the symbols, if any value
@@ -42,7 +43,7 @@ RECIPE=1
 usage()
 {
 	cat <<EOF
-Usage: $PROG --variant vanilla|patched [--patch FILE]... [--src X.Y]
+Usage: $PROG --variant vanilla|patched|fixed [--patch FILE]... [--src X.Y]
        [--dist RELEASE] [--kver DEBVERSION] [--config FILE] [--source DIR]
        [--jobs N] [--verbose]
 
@@ -50,9 +51,9 @@ Build a kernel from Debian's linux-source-X.Y (tinyconfig + the suite's config
 + tools/kernel/kconfig/boot.config) out of tree, and print the path of the cache entry
 (vmlinuz, krel, lib/modules/<krel>/, kdir) as the last line.
 
-  --variant V        vanilla: the source as Debian ships it;
-                     patched: with tools/kernel/patches/<X.Y>/*.patch applied
-                     (in order), X.Y the source's VERSION.PATCHLEVEL
+  --variant V        vanilla: the source as Debian ships it; patched, fixed:
+                     with tools/kernel/patches/V/<X.Y>/*.patch applied (in
+                     order), X.Y the source's VERSION.PATCHLEVEL
   --patch FILE       apply FILE (patch -p1, no fuzz) after the variant's own
                      patches; repeatable, applied in the order given
   --src X.Y          the source series, linux-source-X.Y (6.1, 6.12, 7.2);
@@ -109,11 +110,9 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-case $variant in
-vanilla|patched) ;;
-'') usage_error "--variant is required" ;;
-*) usage_error "bad variant '$variant' (vanilla or patched)" ;;
-esac
+[ -n "$variant" ] || usage_error "--variant is required"
+is_source_variant "$variant" ||
+	usage_error "bad variant '$variant' (one of: $SOURCE_VARIANTS)"
 [ -z "$kver" ] || check_debversion "$kver"
 if [ -n "$series" ]; then
 	[[ $series =~ ^[0-9]+\.[0-9]+$ ]] || usage_error "bad --src '$series' (X.Y, e.g. 7.2)"
@@ -179,17 +178,18 @@ fi
 
 # ---- what the entry is made from ------------------------------------------
 
-# The stamp names a patch by its file name, not its directory: moving 6.1's
-# series into patches/6.1/ kept the keys of the entries built before.
+# The stamp names a patch by its file name, not its directory: moving a
+# series (into patches/patched/<X.Y>/, say) keeps the keys of the entries
+# built before.
 patches=()
-if [ "$variant" = patched ]; then
-	for p in "$TOOLS/kernel/patches/$series"/*.patch; do
+if [ "$variant" != vanilla ]; then
+	pdir=$TOOLS/kernel/patches/$variant
+	for p in "$pdir/$series"/*.patch; do
 		[ -f "$p" ] && patches+=("$p")
 	done
 	[ "${#patches[@]}" -gt 0 ] ||
-		die "no patches in $TOOLS/kernel/patches/$series for the patched variant" \
-			"of linux $series (the series there: $(cd "$TOOLS/kernel/patches" &&
-			echo */ | tr -d /))"
+		die "no patches in $pdir/$series for the $variant variant" \
+			"of linux $series (the series there: $(cd "$pdir" && echo */ | tr -d /))"
 fi
 patches+=(${extra_patches[@]+"${extra_patches[@]}"})
 

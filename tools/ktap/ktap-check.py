@@ -32,15 +32,22 @@ def load_parser(kunit_dir):
 
 def parse(kunit_parser, lines):
     """The parsed Test, and what the parser printed (its report, errors
-    included), which is also shown, each line prefixed with '# '."""
-    printer = kunit_parser.stdout
-    saved = printer._output  # pylint: disable=protected-access
-    printer._output = io.StringIO()  # pylint: disable=protected-access
-    try:
-        test = kunit_parser.parse_run_tests(lines)
-    finally:
-        printed = printer._output.getvalue()  # pylint: disable=protected-access
-        printer._output = saved  # pylint: disable=protected-access
+    included), which is also shown, each line prefixed with '# '.  Up to
+    6.x parse_run_tests() prints on the module's own printer; since then
+    (7.2's) it takes the printer as an argument."""
+    output = io.StringIO()
+    if hasattr(kunit_parser, 'stdout'):
+        printer = kunit_parser.stdout
+        saved = printer._output  # pylint: disable=protected-access
+        printer._output = output  # pylint: disable=protected-access
+        try:
+            test = kunit_parser.parse_run_tests(lines)
+        finally:
+            printer._output = saved  # pylint: disable=protected-access
+    else:
+        import kunit_printer  # pylint: disable=import-outside-toplevel
+        test = kunit_parser.parse_run_tests(lines, kunit_printer.Printer(output=output))
+    printed = output.getvalue()
     for line in printed.splitlines():
         print('# ' + line)
     return test, printed

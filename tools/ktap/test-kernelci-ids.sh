@@ -63,6 +63,36 @@ ok 6 x[12] -y # SKIP" \
 	"_request_module_from_async_kyber-iosched pass
 _x_y skip"
 
+# --foreign: the IDs, over several documents, that are not a case alone.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+printf '%s\n' 'alpha 0 safe' 'beta 1 unsafe' >"$tmp/cases"
+printf '%s\n' 'TAP version 13' '1..2' 'ok 1 alpha' '# beta: SKIP would deadlock here' \
+	'ok 2 beta # SKIP' >"$tmp/new.ktap"
+printf '%s\n' 'TAP version 13' '1..2' 'not ok 1 alpha # TIMEOUT 10s' 'ok 2 beta # SKIP' \
+	'# kernel wedged by alpha' >"$tmp/wedged.ktap"
+printf '%s\n' 'TAP version 13' '1..2' 'ok 1 alpha' 'ok 2 beta # SKIP would deadlock here' \
+	'ok 3 beta # SKIP would deadlock here' >"$tmp/old.ktap"
+if [ -z "$("$ids" --foreign "$tmp/cases" "$tmp/new.ktap" "$tmp/wedged.ktap")" ]; then
+	pass "--foreign: a reason beside the result, every verdict: no foreign ID"
+else
+	fail "--foreign: a reason beside the result, every verdict: no foreign ID"
+fi
+if [ "$("$ids" --foreign "$tmp/cases" "$tmp/new.ktap" "$tmp/old.ktap")" = \
+	_beta_would_deadlock_here ]; then
+	pass "--foreign: a reason on the result line is a foreign ID, named once"
+else
+	fail "--foreign: a reason on the result line is a foreign ID, named once"
+fi
+
+status=0
+"$ids" --foreign "$tmp/none" >/dev/null 2>&1 || status=$?
+if [ "$status" -eq 2 ]; then
+	pass "--foreign with an unreadable case list: exit 2"
+else
+	fail "--foreign with an unreadable case list: exit 2 (got $status)"
+fi
+
 status=0
 "$ids" --bogus >/dev/null 2>&1 || status=$?
 if [ "$status" -eq 2 ]; then

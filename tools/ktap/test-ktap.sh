@@ -36,17 +36,20 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/test-ktap.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
 # A document with each kind of line: the suite's evidence before a result,
-# an unnamed result, a "- " description, a subtest's indented lines, CRLF.
+# a skip's reason line before it and a failure's cause after it, an unnamed
+# result with its reason in the directive, a "- " description, a subtest's
+# indented lines, CRLF.
 printf '%s\r\n' 'TAP version 13' '1..6' '# policy: always-sync' \
 	'# evidence of alpha' 'ok 1 alpha' \
 	'    KTAP version 1' '    1..1' '    not ok 1 inner' \
-	'ok 2 beta # SKIP policy always-sync' \
+	'# beta: SKIP policy always-sync' 'ok 2 beta # SKIP' \
 	'# stack: async_synchronize_full' '# more evidence of gamma' \
 	'not ok 3 gamma # TIMEOUT 10s' \
+	'# gamma: TIMEOUT the load did not return' \
 	'# kernel wedged by gamma' \
 	'not ok 4 - delta # ERROR guest died' \
 	'ok 5 # skip nothing to do' \
-	'ok 6 epsilon # SKIP kernel wedged by gamma' \
+	'# epsilon: SKIP kernel wedged by gamma' 'ok 6 epsilon # SKIP' \
 	'# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:3 error:1' >"$tmp/doc.ktap"
 
 # A kselftest runner's document with the suite's nested in it.
@@ -74,14 +77,19 @@ TAP version 13
 ok 1 a
 # evidence of w1
 not ok 2 w1 # TIMEOUT 10
+# w1: TIMEOUT the load did not return
 # kernel wedged by w1
-ok 3 b # SKIP kernel wedged by w1
-ok 4 w2 # SKIP kernel wedged by w1
-ok 5 c # SKIP kernel wedged by w1
+# b: SKIP kernel wedged by w1
+ok 3 b # SKIP
+# w2: SKIP kernel wedged by w1
+ok 4 w2 # SKIP
+# c: SKIP kernel wedged by w1
+ok 5 c # SKIP
 # Totals: pass:1 fail:1 xfail:0 xpass:0 skip:3 error:0
 EOF
-printf '%s\r\n' 'TAP version 13' '1..3' '# policy: always-sync' 'ok 1 b # SKIP not here' \
-	'# console: Kernel panic' 'not ok 2 w2 # ERROR guest died' >"$tmp/boot-2.ktap"
+printf '%s\r\n' 'TAP version 13' '1..3' '# policy: always-sync' '# b: SKIP not here' \
+	'ok 1 b # SKIP' '# console: Kernel panic' 'not ok 2 w2 # ERROR guest died' \
+	'# w2: ERROR guest died' >"$tmp/boot-2.ktap"
 printf '%s\n' 'TAP version 13' '1..1' '# policy: skip-if-unused' 'ok 1 c' \
 	'# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:0 error:0' >"$tmp/boot-3.ktap"
 cat >"$tmp/merged.want" <<'EOF'
@@ -91,12 +99,15 @@ TAP version 13
 ok 1 a
 # evidence of w1
 not ok 2 w1 # TIMEOUT 10
+# w1: TIMEOUT the load did not return
 # kernel wedged by w1
 # resumed in a fresh VM (boot 2) after w1 wedged the kernel
 # boot 2 policy: always-sync
-ok 3 b # SKIP not here
+# b: SKIP not here
+ok 3 b # SKIP
 # console: Kernel panic
 not ok 4 w2 # ERROR guest died
+# w2: ERROR guest died
 # resumed in a fresh VM (boot 3) after the guest died in w2
 # boot 3 policy: skip-if-unused
 ok 5 c
@@ -171,9 +182,9 @@ run_tests()
 	reads "results: the result lines as written" 0 \
 		"ok 1 a
 not ok 2 w1 # TIMEOUT 10
-ok 3 b # SKIP kernel wedged by w1
-ok 4 w2 # SKIP kernel wedged by w1
-ok 5 c # SKIP kernel wedged by w1" results "$tmp/boot-1.ktap"
+ok 3 b # SKIP
+ok 4 w2 # SKIP
+ok 5 c # SKIP" results "$tmp/boot-1.ktap"
 	reads "plan" 0 6 plan "$doc"
 	reads "plan: none" 1 "" plan "$tmp/noplan.ktap"
 	reads "skip-all: the reason of a whole-document SKIP" 0 "must be run as root" \
@@ -192,9 +203,20 @@ ok 5 c # SKIP kernel wedged by w1" results "$tmp/boot-1.ktap"
 	reads "diag CASE: the first case's start at the document's" 0 \
 		"# policy: always-sync
 # evidence of alpha" diag alpha "$doc"
-	reads "diag CASE: not the lines after its result" 0 "# kernel wedged by gamma" \
-		diag delta "$doc"
+	reads "diag CASE: not the lines after its result, nor the cause after it" 0 \
+		"# kernel wedged by gamma" diag delta "$doc"
+	reads "reason CASE: a skip's, from the line before" 0 "policy always-sync" \
+		reason beta "$doc"
+	reads "reason CASE: a failure's cause, from the line after" 0 \
+		"the load did not return" reason gamma "$doc"
+	reads "reason CASE: from the directive when no line says it" 0 "guest died" \
+		reason delta "$doc"
+	reads "reason CASE: none for a pass" 0 "" reason alpha "$doc"
+	reads "reason CASE: another case's line is not it" 0 "" reason b \
+		<(printf '%s\n' '# a: SKIP x' 'ok 1 b # SKIP')
 	reads "wedged" 0 gamma wedged "$doc"
+	reads "wedged: a skip's reason is not a wedge" 1 "" wedged \
+		<(printf '%s\n' '# b: SKIP kernel wedged by a' 'ok 1 b # SKIP')
 	reads "wedged: nothing wedged" 1 "" wedged "$tmp/boot-3.ktap"
 	reads "leftover: the cases skipped because of a wedge" 0 epsilon leftover "$doc"
 	reads "body: without version and plan lines" 0 "# policy: skip-if-unused

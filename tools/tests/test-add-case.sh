@@ -106,9 +106,11 @@ if make -s -C "$tree/modules" KDIR="$entry/kdir" >"$tmp/modules.log" 2>&1 &&
    cp "$tree"/modules/*.ko "$stage/modules/" &&
    "$TOOLS/vm/mkinitramfs.sh" --kernel "$entry" --suite "$stage" \
 	--out "$tmp/initrd.gz" >"$tmp/initrd.log" 2>&1 &&
-   gzip -dc "$tmp/initrd.gz" | cpio -it --quiet 2>/dev/null | grep -q '/brd\.ko'; then
+   gzip -dc "$tmp/initrd.gz" | cpio -it --quiet 2>/dev/null >"$tmp/initrd.list" &&
+   grep -q '/brd\.ko$' "$tmp/initrd.list"; then
 	pass "the stock kernel's initramfs packs brd.ko"
 else
-	fail "no brd.ko in the stock kernel's initramfs (logs in $tmp)"
+	fail "no brd.ko in the stock kernel's initramfs"
+	tail -n 5 "$tmp/modules.log" "$tmp/initrd.log" 2>/dev/null | sed 's/^/    /'
 fi
 checks_summary

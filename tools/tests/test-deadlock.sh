@@ -7,8 +7,8 @@
 # unsafe case a TIMEOUT, every safe case its usual verdict, one well-formed
 # document per kernel although the run took several boots), each TIMEOUT
 # backed by a stack that shows the wait in async_synchronize* and by the
-# wait-for cycle the runner found, and each kernel's whole run within its
-# bound.
+# wait-for cycle the runner found, every boot's results under their cases'
+# KernelCI IDs, and each kernel's whole run within its bound.
 
 set -euo pipefail
 
@@ -85,7 +85,9 @@ timeouts_without_cycle()
 	local name
 
 	timeouts "$1" | while read -r name; do
-		"$ktap" diag "$name" "$1" | grep -q '^# wait-for cycle: async job ' ||
+		# grep reads it all: a -q that stops early could kill the
+		# reader with SIGPIPE, a false "no cycle" under pipefail.
+		"$ktap" diag "$name" "$1" | grep '^# wait-for cycle: async job ' >/dev/null ||
 			echo "$name"
 	done
 }
@@ -97,8 +99,8 @@ prepare_kernel()
 	case $1 in
 	stock) "$TOOLS/kernel/fetch-kernel.sh" --dist bookworm ;;
 	stock-*) "$TOOLS/kernel/fetch-kernel.sh" --dist "${1#stock-}" ;;
-	vanilla | patched) "$TOOLS/kernel/build-kernel.sh" --variant "$1" ;;
-	*) "$TOOLS/kernel/build-kernel.sh" --variant "${1%%-*}" --src "${1#*-}" ;;
+	*-*) "$TOOLS/kernel/build-kernel.sh" --variant "${1%%-*}" --src "${1#*-}" ;;
+	*) "$TOOLS/kernel/build-kernel.sh" --variant "$1" ;;
 	esac
 }
 
@@ -114,6 +116,8 @@ if [ ${#kernels[@]} -eq 0 ]; then
 fi
 
 mkdir -p "$out"
+# The cases, from the runner the VM runs build (matrix.sh builds it first).
+cases=$out/cases
 for k in "${kernels[@]}"; do
 	prepare_kernel "$k" > "$out.$k.prepare.log" 2>&1 ||
 		fail "$k: could not fetch or build the kernel (see $out.$k.prepare.log)"
@@ -122,6 +126,7 @@ for k in "${kernels[@]}"; do
 	"$TOOLS/vm/matrix.sh" --kernel "$k" --allow-deadlock --out "$out" > "$out.$k.log" 2>&1 ||
 		rc=$?
 	took=$(($(date +%s) - start))
+	"$TOP/build/module_async" --list >"$cases"
 	sed -n 's/^matrix: /    verdicts: /p; /^#   /p' "$out.$k.log"
 	if [ $rc -eq 0 ]; then
 		pass "$k: every verdict as in tools/expected/verdicts, deadlocks allowed"
@@ -146,6 +151,18 @@ for k in "${kernels[@]}"; do
 		pass "$k: each of $ntimeouts TIMEOUTs shows the wait-for cycle"
 	else
 		fail "$k: $ntimeouts TIMEOUTs, without a wait-for cycle: ${nocycle:-none}"
+	fi
+	# Each boot's document as a lab without the resume would keep it:
+	# the TIMEOUTs and the cases skipped after a wedge under their IDs.
+	docs=("$doc")
+	for boot in "$out/$k"/boot-*.ktap; do
+		[ ! -f "$boot" ] || docs+=("$boot")
+	done
+	if foreign=$("$TOOLS/ktap/kernelci-ids" --foreign "$cases" "${docs[@]}") &&
+	   [ -z "$foreign" ]; then
+		pass "$k: every result of every boot keeps its case's KernelCI ID"
+	else
+		fail "$k: KernelCI IDs that are no case's: ${foreign:-(see above)}"
 	fi
 done
 

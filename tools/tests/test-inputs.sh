@@ -34,15 +34,17 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 # vm ARGS...: make vm ARGS, its output in $tmp/out, in $status the
-# script's status as make reports it ("make: *** [...] Error N"; make
-# itself exits 2), else make's own (2 for an error of its own).
+# script's status as make reports it ("make: *** [...] Error N", or
+# "make[1]: ..." under make check's make; make itself exits 2), else
+# make's own (2 for an error of its own).
 vm()
 {
 	local error
 
 	status=0
 	make -s -C "$TOP" vm "$@" >"$tmp/out" 2>&1 </dev/null || status=$?
-	error=$(sed -n 's/^make: \*\*\* \[.*\] Error \([0-9]*\)$/\1/p' "$tmp/out")
+	error=$(sed -n 's/^make\(\[[0-9]*\]\)\?: \*\*\* \[.*\] Error \([0-9]*\)$/\2/p' \
+		"$tmp/out")
 	status=${error:-$status}
 }
 

@@ -210,6 +210,29 @@ check "an entry without its stamp is not valid" \
 check "an entry with its stamp is valid" \
 	bash -c '. "$1/lib.sh"; entry_valid "$2" "$(cat "$2/.complete")"' _ "$TOOLS" "$entry"
 [ ! -e "$tmp/apt-get.calls" ] || not_ok "rebuild from cached .debs called apt-get"
+
+# An entry is valid only as its manifest says: each file there, its size.
+# entry_fault FAULT: make a small entry, do FAULT to it (shell code, $e the
+# entry), then ask entry_valid with the entry's own stamp.
+entry_fault()
+{
+	# shellcheck disable=SC2016 # bash -c gets its values as $1...
+	bash -c '. "$1/lib.sh"; e=$2
+		 entry_tmp "$e"; mkdir -p "$ENTRY_TMP/lib/m"
+		 echo kernel >"$ENTRY_TMP/vmlinuz"; echo module >"$ENTRY_TMP/lib/m/a.ko"
+		 entry_commit "$e" stamp; eval "$3"; entry_valid "$e" stamp' \
+		_ "$TOOLS" "$tmp/entry.$RANDOM" "$1"
+}
+check "an entry as made is valid" entry_fault :
+# shellcheck disable=SC2016 # the faults are code for entry_fault
+check "an entry with a file added is valid" entry_fault 'echo x >"$e/new"'
+# shellcheck disable=SC2016 # the faults are code for entry_fault
+for fault in 'truncate -s 3 "$e/lib/m/a.ko"' 'rm -r "$e/lib"' 'rm "$e/.manifest"' \
+	'echo kernel2 >"$e/vmlinuz"'; do
+	check_rc "an entry is not valid after: $fault" 1 entry_fault "$fault"
+done
+grep -q 'vmlinuz is missing or not its size (7 bytes)' "$tmp/rc.err" ||
+	not_ok "an entry that is not intact: the file named" "$(cat "$tmp/rc.err")"
 check_rc "a version apt does not know fails with 3" 3 \
 	env MODULE_ASYNC_CACHE="$cache" "$TOOLS/kernel/fetch-kernel.sh" --kver 0.0.1-1
 grep -q '0.0.1-1' "$tmp/rc.err" || not_ok "unknown version error names it"
@@ -303,7 +326,8 @@ scenario()
 	for c in "$@"; do
 		n=$((n + 1))
 		if [ -n "$wedged" ]; then
-			echo "ok $n $c # SKIP kernel wedged by $wedged"
+			echo "# $c: SKIP kernel wedged by $wedged"
+			echo "ok $n $c # SKIP"
 			continue
 		fi
 		case $c in
@@ -317,6 +341,7 @@ scenario()
 			[ "$c" != wedge_exit ] || sleep 2
 			echo "# $c: the load is stuck in D state"
 			echo "not ok $n $c # TIMEOUT 1"
+			echo "# $c: TIMEOUT the load did not return"
 			echo "# kernel wedged by $c"
 			wedged=$c failed=1
 			;;

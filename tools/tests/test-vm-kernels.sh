@@ -73,8 +73,7 @@ headers=$stock/usr/src/linux-headers-$krel
 cat >"$out/marker.patch" <<'EOF'
 --- a/kernel/async.c
 +++ b/kernel/async.c
-@@ -344,3 +344,10 @@ bool current_is_async(void)
- 	return worker && worker->current_func == async_run_entry_fn;
+@@ -345,2 +345,9 @@ bool current_is_async(void)
  }
  EXPORT_SYMBOL_GPL(current_is_async);
 +

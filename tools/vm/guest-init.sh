@@ -34,6 +34,9 @@
 # "MODULE_ASYNC_ARGS <seconds since the epoch> <N>" and N lines, one
 # argument each; the clock is set from it (a restored guest's clock is that
 # of the save).  No arguments within ARGS_BOUND_DS: the suite does not run.
+# A guest no host answers (make lava: LAVA's QEMU) has its arguments in the
+# initramfs instead, PRESET_ARGS (tools/vm/qemu.sh's initrd_with_args), and
+# asks for none.
 #
 # Nothing here may wait for ever on a wedged kernel.  After a genuine
 # deadlock a task stuck in the kernel for good may still hold the suite's
@@ -50,6 +53,7 @@ PATH=/sbin:/bin:/usr/sbin:/usr/bin
 export PATH
 
 VIA_FILE=/etc/module_async.via
+PRESET_ARGS=/etc/module_async.args	# arguments packed into the initramfs
 ARGS_FILE=/run/module_async.args	# the host's arguments, one a line
 RESULTS=/dev/ttyS1
 OUTPUT=/run/module_async.out		# FIFO: the suite's stdout
@@ -117,15 +121,19 @@ receive_args()
 # Keep the results channel open for the whole run; closing it at the end
 # waits until everything written has been sent.
 exec 3>"$RESULTS"
-exec 4<"$RESULTS"
-echo "MODULE_ASYNC_READY" >&3
 : >"$ARGS_FILE"
 args_ok=1
-if [ "$RESULTS" != /dev/null ] && ! receive_args >"$ARGS_FILE"; then
-	args_ok=0
-	echo "guest-init: no arguments from the host within $((ARGS_BOUND_DS / 10)) s"
+if [ -r "$PRESET_ARGS" ]; then
+	cp "$PRESET_ARGS" "$ARGS_FILE"
+else
+	exec 4<"$RESULTS"
+	echo "MODULE_ASYNC_READY" >&3
+	if [ "$RESULTS" != /dev/null ] && ! receive_args >"$ARGS_FILE"; then
+		args_ok=0
+		echo "guest-init: no arguments from the host within $((ARGS_BOUND_DS / 10)) s"
+	fi
+	exec 4<&-
 fi
-exec 4<&-
 set --
 while IFS= read -r arg; do
 	set -- "$@" "$arg"

@@ -8,8 +8,7 @@
 # made of hard links, so the shared cache is never written (builds write
 # new files only), kept as an entry with a stamp like those of the cache
 # (tools/lib.sh); each run puts this directory in afresh as
-# tools/testing/selftests/module_async (the files git tracks or would
-# track). With --install, it then runs
+# tools/testing/selftests/module_async (lib.sh's suite_files). With --install, it then runs
 #   make -C tools/testing/selftests TARGETS=module_async KDIR=... \
 #        install INSTALL_PATH=DIR
 # whose DIR holds run_kselftest.sh, kselftest/, kselftest-list.txt and
@@ -76,8 +75,7 @@ fi
 suite=$tree/tools/testing/selftests/module_async
 rm -rf "$suite"
 mkdir -p "$suite"
-(cd "$TOP" && git ls-files -z --cached --others --exclude-standard |
-	rsync -a --from0 --files-from=- ./ "$suite/") || die "cannot copy the suite"
+suite_files | rsync -a --from0 --files-from=- "$TOP/" "$suite/" || die "cannot copy the suite"
 
 if [ -z "$install" ]; then
 	printf '%s\n' "$tree"

@@ -37,9 +37,9 @@ tools/expected/verdicts that vm.sh can make) and prints the verdict matrix.
                       stock                 Debian bookworm's stock kernel
                       stock-RELEASE         the stock kernel of RELEASE
                                             (vm.sh --dist RELEASE)
-                      vanilla, patched      built from linux-source-6.1
-                      vanilla-V, patched-V  built from linux-source-V
-                                            (vm.sh --kernel vanilla --src V)
+                      vanilla, patched, fixed  built from linux-source-6.1
+                      vanilla-V, ...           built from linux-source-V
+                                               (vm.sh --kernel vanilla --src V)
   --allow-deadlock  also the cases that can wedge the kernel; compared
                     with the kernel's verdicts with deadlocks allowed
   --reuse           do not run the VMs: tabulate results already in --out
@@ -80,8 +80,11 @@ vm_args()
 	case $1 in
 	stock) printf '%s\n' --kernel stock --dist bookworm ;;
 	stock-*) printf '%s\n' --kernel stock --dist "${1#stock-}" ;;
-	vanilla | patched) printf '%s\n' --kernel "$1" ;;
-	vanilla-* | patched-*) printf '%s\n' --kernel "${1%%-*}" --src "${1#*-}" ;;
+	*)
+		is_source_variant "${1%%-*}" || return 0
+		printf '%s\n' --kernel "${1%%-*}"
+		[ "$1" = "${1%%-*}" ] || printf '%s\n' --src "${1#*-}"
+		;;
 	esac
 }
 

@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# QEMU for the test VM: which accelerator, which image, start and stop, and
-# its monitor: the guest's state saved and restored.  Sourced by vm-run.sh
-# and vm-boot.sh after tools/lib.sh; every function takes what it needs as
-# arguments and prints what it finds (the monitor's keep theirs in QMP_*).
+# QEMU for the test VM: which accelerator, which image, the suite's
+# arguments in the initramfs (for a guest no host answers: make lava),
+# start and stop, and its monitor: the guest's state saved and restored.
+# Sourced by vm-run.sh and vm-boot.sh after tools/lib.sh; every function
+# takes what it needs as arguments and prints what it finds (the
+# monitor's keep theirs in QMP_*).
 #
 # KVM is used when /dev/kvm is usable and the guest's kernel prints its
 # first line within a bound (vm-boot.sh watches that); a silent KVM guest
@@ -157,6 +159,25 @@ elf_has_pvh()
 {
 	[ "$(od -An -tx1 -N4 "$1" 2>/dev/null | tr -d ' \n')" = 7f454c46 ] &&
 		LC_ALL=C readelf -n "$1" 2>/dev/null | grep -Eq 'Xen .*(0x00000012|PHYS32_ENTRY)'
+}
+
+# initrd_with_args BASE FILE ARGS...: FILE is the initramfs BASE and,
+# appended, a gzip'd cpio holding etc/module_async.args with ARGS, one a
+# line: the suite's arguments for guest-init.sh.  The kernel unpacks
+# concatenated archives in order, so a boot names its arguments without
+# rebuilding the image.
+initrd_with_args()
+{
+	local base=$1 dest=$2 dir args=etc/module_async.args
+
+	shift 2
+	dir=$(mktemp -d "$dest.args.XXXXXX")
+	mkdir "$dir/etc"
+	: >"$dir/$args"
+	[ $# -eq 0 ] || printf '%s\n' "$@" >"$dir/$args"
+	cp "$base" "$dest"
+	(cd "$dir" && echo "$args" | cpio --quiet -o -H newc -R 0:0) | gzip -n >>"$dest"
+	rm -rf "$dir"
 }
 
 # Escape a path for a -chardev option value.

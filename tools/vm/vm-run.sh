@@ -15,8 +15,8 @@
 #
 # A deadlock is a verdict, not the end of the run.  When a case wedges the
 # kernel for good, the runner says so ("# kernel wedged by CASE", the cases
-# left over "SKIP kernel wedged by CASE") and the guest cannot even power
-# off: once everything it printed has arrived, QEMU is killed and a new VM
+# left over skipped for "kernel wedged by CASE") and the guest cannot even
+# power off: once everything it printed has arrived, QEMU is killed and a new VM
 # runs the cases left over (the same suite arguments plus "--case NAME" for
 # each).  A guest that dies otherwise (panic, an oops that kills init, no end
 # marker within --timeout, a suite that exits without reporting every case)
@@ -219,6 +219,7 @@ complete_doc()
 		console_excerpt "$(record "$out/boot-$boot.record" console_off)" |
 			sed 's/^/# console: /'
 		echo "not ok $(($5 + 1)) $case # ERROR $why"
+		echo "# $case: ERROR $why"
 	} >>"$doc"
 	log "boot $boot: not ok $case # ERROR $why"
 }

@@ -37,7 +37,10 @@ Runs the suite in a QEMU guest and prints its KTAP output.
                                   tinyconfig+config (the default with --patch
                                   or --src)
                          patched  the same with the 3.8 flag
-                                  (tools/kernel/patches/<X.Y>/)
+                                  (tools/kernel/patches/patched/<X.Y>/)
+                         fixed    the same with module init waiting only
+                                  for its own async work
+                                  (tools/kernel/patches/fixed/<X.Y>/)
                          FILE     a bzImage of your own; needs --kdir
   --kdir DIR           for --kernel FILE: its configured build tree, or its
                        headers (e.g. /usr/src/linux-headers-<release>)
@@ -46,8 +49,8 @@ Runs the suite in a QEMU guest and prints its KTAP output.
                        modules; for headers, the lib/modules/<release>/ of
                        the root the headers are in)
   --patch FILE         build from source with this candidate patch applied on
-                       top (repeatable; --kernel vanilla or patched)
-  --src X.Y            for --kernel vanilla or patched: build from Debian's
+                       top (repeatable; --kernel vanilla, patched or fixed)
+  --src X.Y            for a kernel built from source: build from Debian's
                        linux-source-X.Y: 6.1 (the default), 6.12 or 7.2;
                        results go to build/vm/KERNEL-X.Y unless --out (6.1's
                        stay in build/vm/KERNEL)
@@ -68,6 +71,10 @@ Runs the suite in a QEMU guest and prints its KTAP output.
                        run_kselftest at least settings' timeout + 120); a
                        run that wedges the kernel goes on in fresh VMs
   --out DIR            where results go (default: build/vm/<kernel>)
+  --prepare            make the kernel, runner, modules and initramfs, boot
+                       nothing: print "name NAME" (the kernel's name in
+                       build/vm/), "entry DIR" (its kernel entry), "initrd
+                       FILE" and "cases FILE" (the runner's --list)
   -h, --help           this text
 
 Suite arguments after -- are passed to module_async.sh in the guest
@@ -87,6 +94,7 @@ patches=()
 timeout=300
 via=direct
 out=
+prepare=0
 suite_args=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -105,6 +113,7 @@ while [ $# -gt 0 ]; do
 	--timeout) need_arg "$1" $#; timeout=$2; shift ;;
 	--via) need_arg "$1" $#; via=$2; shift ;;
 	--out) need_arg "$1" $#; out=$2; shift ;;
+	--prepare) prepare=1 ;;
 	-h | --help) usage; exit 0 ;;
 	--) shift; suite_args+=("$@"); break ;;
 	*) usage_error "unknown option '$1'" ;;
@@ -189,26 +198,21 @@ if [ -z "$kernel" ]; then
 	kernel=stock
 	[ ${#patches[@]} -eq 0 ] && [ -z "$src" ] || kernel=vanilla
 fi
-case "$kernel" in
-vanilla | patched) ;;
-*)
+if ! is_source_variant "$kernel"; then
 	[ ${#patches[@]} -eq 0 ] ||
-		usage_error "--patch applies to a kernel built from source (vanilla or patched)," \
+		usage_error "--patch applies to a kernel built from source ($SOURCE_VARIANTS)," \
 			"not to '$kernel'"
 	if [ "$kernel" != stock ] && [ ! -f "$kernel" ]; then
 		case $kernel in
 		*/*) usage_error "no such kernel image: $kernel" ;;
-		*) usage_error "unknown kernel '$kernel' (stock, vanilla, patched or a file)" ;;
+		*) usage_error "unknown kernel '$kernel' (stock, $SOURCE_VARIANTS or a file)" ;;
 		esac
 	fi
-	;;
-esac
+fi
 if [ -n "$src" ]; then
-	case "$kernel" in
-	vanilla | patched) ;;
-	*) usage_error "--src goes with a kernel built from source (vanilla or patched)," \
-		"not '$kernel'" ;;
-	esac
+	is_source_variant "$kernel" ||
+		usage_error "--src goes with a kernel built from source ($SOURCE_VARIANTS)," \
+			"not '$kernel'"
 	[[ $src =~ ^[0-9]+\.[0-9]+$ ]] ||
 		usage_error "--src wants a series X.Y (e.g. 7.2), not '$src'"
 fi
@@ -253,28 +257,37 @@ done
 "$runner" --list "${suite_args[@]}" >/dev/null || exit 2
 
 name=$kernel
-case "$kernel" in
-stock)
+if [ "$kernel" = stock ]; then
 	entry=$("$TOOLS/kernel/fetch-kernel.sh" ${dist:+--dist "$dist"} ${kver:+--kver "$kver"} |
 		tail -n 1) || die "could not fetch the stock kernel"
 	[ -z "$dist" ] || name=stock-$dist
 	log "kdir: $(cat "$entry/kdir.how" 2>/dev/null || echo "$entry/kdir")"
-	;;
-vanilla | patched)
+elif is_source_variant "$kernel"; then
 	entry=$("$TOOLS/kernel/build-kernel.sh" --variant "$kernel" ${src:+--src "$src"} \
 		${dist:+--dist "$dist"} ${kver:+--kver "$kver"} "${patches[@]}" |
 		tail -n 1) || die "could not build the $kernel kernel"
 	# 6.1, the default source, keeps the names it had before --src.
 	[ -z "$src" ] || [ "$src" = 6.1 ] || name=$kernel-$src
 	[ ${#patches[@]} -eq 0 ] || name=$name+patches
-	;;
-*)
+else
 	name=custom
 	entry=$(custom_entry "$TOP/build/vm/custom/kernel")
-	;;
-esac
+fi
 
 out=${out:-$TOP/build/vm/$name}
+
+# boot_vm: boot the initramfs (vm-run.sh), or with --prepare say what
+# would be booted.
+boot_vm()
+{
+	if [ "$prepare" = 1 ]; then
+		printf '%s %s\n' name "$name" entry "$entry" \
+			initrd "$out/initramfs.cpio.gz" cases "$out/cases"
+		exit 0
+	fi
+	exec "$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$out/initramfs.cpio.gz" \
+		--out "$out" --timeout "$timeout" --cases "$out/cases" -- "${suite_args[@]}"
+}
 stage=$out/suite
 krel=$(cat "$entry/krel")
 
@@ -297,8 +310,7 @@ if [ "$via" = run_kselftest ]; then
 	[ "$timeout" -ge $((ksft_timeout + 120)) ] || timeout=$((ksft_timeout + 120))
 	# The cases, for naming the one a dead guest was running.
 	"$runner" --list >"$out/cases" || die "could not list the cases"
-	exec "$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$out/initramfs.cpio.gz" \
-		--out "$out" --timeout "$timeout" --cases "$out/cases" -- "${suite_args[@]}"
+	boot_vm
 fi
 
 # Kbuild writes its output next to the sources of an external module, so
@@ -317,5 +329,4 @@ cp "$out"/modules-build/*.ko "$stage/modules/"
 	--out "$out/initramfs.cpio.gz" >&2 || die "could not build the initramfs"
 
 "$runner" --list >"$out/cases" || die "could not list the cases"
-exec "$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$out/initramfs.cpio.gz" \
-	--out "$out" --timeout "$timeout" --cases "$out/cases" -- "${suite_args[@]}"
+boot_vm

@@ -1,0 +1,133 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+#
+# lava.py - the Python side of tools/lava/lava.sh: LAVA's own libraries,
+# as Debian packages them, do the work.  It runs under Debian's
+# /usr/bin/python3 because that is the interpreter python3-jinja2,
+# python3-yaml and lava-dispatcher's lava_common are installed for.
+#
+#   job TEMPLATE KEY=VALUE...    a job template rendered with jinja2
+#   device DICT TYPES JOB        a device dictionary DICT rendered, as
+#                                lava-server does, on its device-type
+#                                templates in TYPES with JOB's context
+#   validate JOB...              each job through lava_common's job schema
+#   timeout JOB                  the job's timeout in seconds
+#   results LOG DEFINITION       the results lava-run logged (stderr, one
+#                                YAML mapping a line): "CASE RESULT" for
+#                                each test case of DEFINITION, then
+#                                "job RESULT" (LAVA's: pass when the job
+#                                finished, fail when it was incomplete)
+#
+# Exit status: 0; 1 an invalid job, or a log without the job's result;
+# 2 bad usage.
+
+import sys
+
+import jinja2
+import yaml
+
+
+def usage(msg):
+    print(f"lava.py: {msg}", file=sys.stderr)
+    print("usage: lava.py job TEMPLATE KEY=VALUE... | device DICT TYPES JOB |"
+          " validate JOB... | timeout JOB | results LOG DEFINITION", file=sys.stderr)
+    sys.exit(2)
+
+
+def render_job(template, pairs):
+    values = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            usage(f"not KEY=VALUE: {pair}")
+        values[key] = value
+    with open(template) as f:
+        text = f.read()
+    # Every variable the template names must be given.
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    sys.stdout.write(env.from_string(text).render(**values))
+
+
+def render_device(device_dict, types_dir, job):
+    # lava-server's own way: the device dictionary extends its device
+    # type's template, rendered with the job's context.
+    with open(job) as f:
+        context = yaml.safe_load(f).get("context", {})
+    with open(device_dict) as f:
+        text = f.read()
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader([types_dir]),
+                             trim_blocks=True, autoescape=False)
+    sys.stdout.write(env.from_string(text).render(**context))
+
+
+def validate(jobs):
+    from lava_common.schemas import validate as lava_validate
+
+    bad = 0
+    for job in jobs:
+        with open(job) as f:
+            data = yaml.safe_load(f)
+        try:
+            lava_validate(data, strict=True)
+        except Exception as exc:  # voluptuous' Invalid and its kin
+            print(f"{job}: invalid: {exc}", file=sys.stderr)
+            bad = 1
+    return bad
+
+
+def job_timeout(job):
+    from lava_common.timeout import Timeout
+
+    with open(job) as f:
+        data = yaml.safe_load(f)
+    print(int(Timeout.parse(data["timeouts"]["job"])))
+
+
+def results(log, definition):
+    # A line may carry tags json refuses ("size": ! "65906612"): a YAML
+    # loader reads it as LAVA wrote it.
+    job = None
+    with open(log, errors="replace") as f:
+        for line in f:
+            try:
+                entry = yaml.safe_load(line)
+            except yaml.YAMLError:
+                continue
+            if not isinstance(entry, dict) or entry.get("lvl") != "results":
+                continue
+            msg = entry.get("msg")
+            if not isinstance(msg, dict):
+                continue
+            if msg.get("definition") == definition:
+                name = (msg.get("extra") or {}).get("test_case_id", msg.get("case"))
+                print(name, msg.get("result"))
+            elif msg.get("definition") == "lava" and msg.get("case") == "job":
+                job = msg.get("result")
+    if job is None:
+        print("lava.py: no job result in the log", file=sys.stderr)
+        return 1
+    print("job", job)
+    return 0
+
+
+def main(argv):
+    if len(argv) < 2:
+        usage("no command")
+    cmd, args = argv[1], argv[2:]
+    if cmd == "job" and len(args) >= 1:
+        render_job(args[0], args[1:])
+    elif cmd == "device" and len(args) == 3:
+        render_device(*args)
+    elif cmd == "validate" and args:
+        return validate(args)
+    elif cmd == "timeout" and len(args) == 1:
+        job_timeout(args[0])
+    elif cmd == "results" and len(args) == 2:
+        return results(*args)
+    else:
+        usage(f"bad command or arguments: {' '.join(argv[1:])}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
