@@ -393,8 +393,14 @@ scenario()
 			continue
 		fi
 		case $c in
-		ok_*) echo "ok $n $c" ;;
+		ok_*)
+			echo "# clock: $(date +%s)"
+			echo "ok $n $c"
+			;;
 		wedge_*)
+			# A while after ok_first: a restored guest's clock
+			# must show it (it was saved before).
+			[ "$c" != wedge_exit ] || sleep 2
 			echo "# $c: the load is stuck in D state"
 			echo "not ok $n $c # TIMEOUT 1"
 			echo "# $c: TIMEOUT the load did not return"
@@ -569,18 +575,22 @@ fi
 section "vm-run.sh: wedged kernels"
 
 # Boot 1 wedges in wedge_exit, whose leftover holds the suite's stdout
-# (guest-init must end the run anyway); boot 2 runs the rest and wedges in
-# wedge_hang, which never ends (no end marker: the host takes what arrived).
+# (guest-init must end the run anyway); boot 2, restored from the state boot
+# 1 saved before its first case, runs the rest and wedges in wedge_hang,
+# which never ends (no end marker: the host takes what arrived).
 cat >"$tmp/wedge.want" <<'EOF'
 TAP version 13
 1..4
 # policy: standin
+# clock: S
 ok 1 ok_first
 # wedge_exit: the load is stuck in D state
 not ok 2 wedge_exit # TIMEOUT 1
 # kernel wedged by wedge_exit
 # resumed in a fresh VM (boot 2) after wedge_exit wedged the kernel
+# boot 2: restored from the state saved before the first case (S s)
 # boot 2 policy: standin
+# clock: S
 ok 3 ok_middle
 # wedge_hang: the load is stuck in D state
 not ok 4 wedge_hang # TIMEOUT 1
@@ -596,9 +606,30 @@ check_rc "vm-run.sh resumes after wedges in fresh VMs: rc 1" 1 \
 	"$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out-wedge" \
 		--accel tcg --timeout "$watchdog" --cases "$tmp/wedge.cases" -- --scenario wedge
 took=$((SECONDS - start))
-cmp -s "$tmp/rc.out" "$tmp/wedge.want" ||
+# timeless DOC: DOC with its clocks and times as S.
+timeless()
+{
+	sed -E 's/^# clock: [0-9]+$/# clock: S/; s/\([0-9]+\.[0-9]+ s\)$/(S s)/' "$1"
+}
+timeless "$tmp/rc.out" | cmp -s - "$tmp/wedge.want" ||
 	not_ok "one KTAP document: every case once, in order, with the resume notes" \
-		"$(diff "$tmp/wedge.want" "$tmp/rc.out")"
+		"$(timeless "$tmp/rc.out" | diff "$tmp/wedge.want" -)"
+check "boot 2 was restored, not booted" \
+	grep -qE '^vm-boot.sh: boot 2: restored: the guest waits for its arguments after' \
+		"$tmp/rc.err"
+# clock_gap DOC: seconds between the guest's clocks at ok_first (boot 1)
+# and ok_middle (boot 2, restored): at least wedge_exit's 2.
+clock_gap()
+{
+	local clocks
+
+	mapfile -t clocks < <(sed -n 's/^# clock: //p' "$1")
+	echo "clocks ${clocks[*]}"
+	[ ${#clocks[@]} = 2 ] && [ $((clocks[1] - clocks[0])) -ge 2 ]
+}
+check "the restored guest's clock is the host's, not the saved one's" \
+	clock_gap "$tmp/out-wedge/results.ktap"
+[ ! -e "$tmp/out-wedge/guest.state" ] || not_ok "the saved state is removed at the end"
 cmp -s "$tmp/rc.out" "$tmp/out-wedge/results.ktap" ||
 	not_ok "results.ktap is what vm-run.sh printed"
 check "compare-verdicts.sh accepts the merged document" \
@@ -644,12 +675,27 @@ check "the panicking case is ERROR with the console's panic before it" \
 check "the hanging case is ERROR: no end marker" \
 	bash -c '[ "$("$1" directive hang "$2")" = "ERROR no end marker within 20 s (boot 2)" ]' \
 		_ "$KTAP" "$tmp/out-die/results.ktap"
-check "the fresh VMs are noted" \
+check "the new VMs are noted" \
 	grep -qx '# resumed in a fresh VM (boot 2) after the guest died in panic' \
 		"$tmp/out-die/results.ktap"
 log "die scenario: 2 boots in $took s"
-if pgrep -f "$tmp/out-(wedge|die)" >/dev/null; then
-	not_ok "no QEMU left behind after wedges and deaths"
+
+# A state QEMU refuses to restore: the boot falls back to booting afresh,
+# and its document says so.
+mkdir -p "$tmp/out-refused"
+head -c 4096 /dev/urandom >"$tmp/out-refused/bad.state"
+image=$(sed -n 's/^vm-boot.sh: boot 1: booting \(.*\) under TCG$/\1/p' "$tmp/rc.err")
+check_rc "vm-boot.sh --restore of a bad state boots afresh" 0 \
+	"$TOOLS/vm/vm-boot.sh" --image "$image" --initrd "$tmp/initrd.gz" --accel tcg \
+		--out "$tmp/out-refused" --boot 2 --restore "$tmp/out-refused/bad.state" -- --rc 4
+[ "$(grep -cxE 'start fresh|rc 4|outcome end' "$tmp/out-refused/boot-2.record")" = 3 ] ||
+	not_ok "its record: outcome end, rc 4, start fresh" \
+		"$(cat "$tmp/out-refused/boot-2.record")"
+check "its document's first line: booted afresh, the restore failed" \
+	grep -qE '^# boot 2: booted afresh \([0-9.]+ s\): the restore failed: ' \
+		<(head -n 1 "$tmp/out-refused/boot-2.ktap")
+if pgrep -f "$tmp/out-(wedge|die|refused)" >/dev/null; then
+	not_ok "no QEMU left behind after wedges, deaths and refusals"
 fi
 check_rc "vm-run.sh: a missing initramfs exits 3" 3 \
 	"$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$tmp/none.gz" --out "$tmp/out-none"

@@ -5,10 +5,10 @@
 # initramfs, tools/vm/vm-run.sh boots it).  /bin/sh there is dash, the other
 # tools are busybox's, but for the real kmod tools and util-linux dmesg.
 #
-# It runs the suite with the arguments in /etc/module_async.args, one a
-# line (vm-run.sh appends it to the initramfs for each boot; none if it is
-# missing), in one of two ways, as /etc/module_async.via says (written by
-# mkinitramfs.sh; "direct" if it is missing):
+# It runs the suite with the arguments the host sends on the results
+# channel once the guest is ready (see below), in one of two ways, as
+# /etc/module_async.via says (written by mkinitramfs.sh; "direct" if it is
+# missing):
 #   direct         /opt/module_async/module_async.sh ARGS
 #   run_kselftest  KSELFTEST_MODULE_ASYNC_SH_ARGS="ARGS" \
 #                  /opt/kselftest/run_kselftest.sh -c module_async
@@ -21,11 +21,22 @@
 #
 # It reports on two serial ports:
 #   ttyS0  the console: kernel log, the suite's stdout and stderr
-#   ttyS1  the results channel: MODULE_ASYNC_BEGIN, the suite's stdout (its
-#          KTAP), then "MODULE_ASYNC_END rc=<exit status>"
+#   ttyS1  the results channel: MODULE_ASYNC_READY, MODULE_ASYNC_BEGIN, the
+#          suite's stdout (its KTAP), then "MODULE_ASYNC_END rc=<exit status>"
 # The host takes the results only from ttyS1 and waits for the end marker,
 # so nothing is lost if the console drops its last lines when the guest
 # goes down.
+#
+# MODULE_ASYNC_READY says the guest is set up and waits for its arguments:
+# the host may save the guest's state there (tools/vm/vm-boot.sh), and a
+# guest restored from that state starts here, the kernel as no case has
+# touched it.  The host then writes on ttyS1 one line
+# "MODULE_ASYNC_ARGS <seconds since the epoch> <N>" and N lines, one
+# argument each; the clock is set from it (a restored guest's clock is that
+# of the save).  No arguments within ARGS_BOUND_DS: the suite does not run.
+# A guest no host answers (make lava: LAVA's QEMU) has its arguments in the
+# initramfs instead, PRESET_ARGS (tools/vm/qemu.sh's initrd_with_args), and
+# asks for none.
 #
 # Nothing here may wait for ever on a wedged kernel.  After a genuine
 # deadlock a task stuck in the kernel for good may still hold the suite's
@@ -42,13 +53,15 @@ PATH=/sbin:/bin:/usr/sbin:/usr/bin
 export PATH
 
 VIA_FILE=/etc/module_async.via
-ARGS_FILE=/etc/module_async.args
+PRESET_ARGS=/etc/module_async.args	# arguments packed into the initramfs
+ARGS_FILE=/run/module_async.args	# the host's arguments, one a line
 RESULTS=/dev/ttyS1
 OUTPUT=/run/module_async.out		# FIFO: the suite's stdout
 COPIED=/run/module_async.copied		# the copy of its output is complete
 DOC=/run/module_async.ktap		# what the suite printed, for the reader
 HEADER='selftests: module_async: module_async.sh'	# run_kselftest's test
 COPY_BOUND_TICKS=10			# 0.1 s each
+ARGS_BOUND_DS=250			# for each byte of the arguments (VTIME)
 
 mount -t proc none /proc
 mount -t sysfs none /sys
@@ -75,13 +88,6 @@ done
 
 via=direct
 [ ! -r "$VIA_FILE" ] || read -r via <"$VIA_FILE"
-# The suite's arguments, whatever the kernel's command line passed to /init.
-set --
-if [ -r "$ARGS_FILE" ]; then
-	while IFS= read -r arg; do
-		set -- "$@" "$arg"
-	done <"$ARGS_FILE"
-fi
 case $via in
 run_kselftest) SUITE=/opt/kselftest/run_kselftest.sh ;;
 *) SUITE=/opt/module_async/module_async.sh ;;
@@ -92,12 +98,46 @@ if ! (exec 3>"$RESULTS") 2>/dev/null; then
 	echo "guest-init: cannot open $RESULTS: results on the console only"
 	RESULTS=/dev/null
 fi
-# Raw: no CR added to the results, no echo of what the host never sends.
-stty -F "$RESULTS" raw -echo 2>/dev/null || true
+# Raw: no CR added to the results, no echo of the host's arguments; a read
+# waits at most ARGS_BOUND_DS for a byte.
+stty -F "$RESULTS" raw -echo min 0 time "$ARGS_BOUND_DS" 2>/dev/null || true
+
+# receive_args: the host's message on fd 4 (see the top of this file): the
+# arguments one a line on stdout, the clock set; fails without a message.
+receive_args()
+{
+	read -r tag now count <&4 || return 1
+	[ "$tag" = MODULE_ASYNC_ARGS ] || return 1
+	case $now in ''|*[!0-9]*) return 1 ;; esac
+	case $count in ''|*[!0-9]*) return 1 ;; esac
+	date -u -s "@$now" >/dev/null 2>&1 || echo "guest-init: cannot set the clock" >&2
+	while [ "$count" -gt 0 ]; do
+		IFS= read -r arg <&4 || return 1
+		printf '%s\n' "$arg"
+		count=$((count - 1))
+	done
+}
 
 # Keep the results channel open for the whole run; closing it at the end
 # waits until everything written has been sent.
 exec 3>"$RESULTS"
+: >"$ARGS_FILE"
+args_ok=1
+if [ -r "$PRESET_ARGS" ]; then
+	cp "$PRESET_ARGS" "$ARGS_FILE"
+else
+	exec 4<"$RESULTS"
+	echo "MODULE_ASYNC_READY" >&3
+	if [ "$RESULTS" != /dev/null ] && ! receive_args >"$ARGS_FILE"; then
+		args_ok=0
+		echo "guest-init: no arguments from the host within $((ARGS_BOUND_DS / 10)) s"
+	fi
+	exec 4<&-
+fi
+set --
+while IFS= read -r arg; do
+	set -- "$@" "$arg"
+done <"$ARGS_FILE"
 echo "MODULE_ASYNC_BEGIN"
 echo "MODULE_ASYNC_BEGIN" >&3
 
@@ -157,7 +197,10 @@ wait_for()
 	[ -e "$1" ]
 }
 
-if [ -x "$SUITE" ]; then
+if [ "$args_ok" = 0 ]; then
+	echo "# guest-init: no arguments from the host: the suite does not run" >&3
+	rc=126
+elif [ -x "$SUITE" ]; then
 	mkfifo "$OUTPUT"
 	: >"$DOC"
 	copy_output <"$OUTPUT" &

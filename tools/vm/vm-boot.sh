@@ -7,7 +7,20 @@
 # The guest (guest-init.sh) prints its console on ttyS0 and the suite's KTAP
 # between MODULE_ASYNC_BEGIN and "MODULE_ASYNC_END rc=N" on ttyS1.  The end
 # marker, not QEMU's exit, says the results are complete.  Markers are
-# matched anywhere in a line (firmware escape codes can prefix one).
+# matched anywhere in a line (firmware escape codes can prefix one).  Before
+# BEGIN the guest says MODULE_ASYNC_READY and waits for the suite's
+# arguments, which this script writes on ttyS1 (the guest's clock with them).
+#
+# The guest's state at READY, before the suite has touched the kernel, is
+# what a later boot of the run needs: with --save FILE it is saved there
+# (qemu.sh: the guest stopped meanwhile), and a boot with --restore FILE
+# starts QEMU from it instead of booting the kernel: the guest resumes at
+# READY, waiting for its arguments.  A restore that fails (no FILE, QEMU
+# refuses it, or it does not load in time) falls back to a fresh boot; the
+# boot's document then starts with a line saying which way it began:
+#   # boot K: restored from the state saved before the first case (S s)
+#   # boot K: booted afresh (S s): WHY not restored
+# S the time from starting QEMU to the guest waiting for its arguments.
 #
 # What the boot leaves in --out DIR, for boot K:
 #   boot-K.ktap    what the suite printed between the markers
@@ -19,11 +32,17 @@
 #     rc           the end marker's exit status (empty without one)
 #     began, wedged  1 if the suite began; if it reported a wedged kernel
 #     accel        the accelerator the boot ran under (kvm or tcg)
+#     start        restored (from --restore's file) or fresh (a boot)
+#     ready        seconds from starting QEMU to the guest waiting for its
+#                  arguments (empty if it never did)
+#     saved        1 if --save's file holds the guest's state
 #     console_off  where this boot's lines begin in console.log
 #     seconds      how long the boot took
 #   console.log    the boot's console, appended
 #   serial1.log    the boot's results channel, appended
 #   qemu.log       QEMU's own messages
+# and while it runs serial1.boot.in, .out and qmp.in, .out: ttyS1 and the
+# monitor (qemu.sh's qemu_start).
 
 set -euo pipefail
 
@@ -45,12 +64,13 @@ usage()
 	cat <<EOF
 Usage: $PROG --image FILE --initrd FILE --out DIR --boot K --accel A
        [--timeout S] [--memory M] [--smp N] [--note TEXT]
+       [--save FILE | --restore FILE] [-- ARGS]
 
 Boot the test VM once, watch it, and write DIR/boot-K.ktap and
 DIR/boot-K.record (see the top of this file).
 
   --image FILE    the kernel image QEMU boots (-kernel)
-  --initrd FILE   the initramfs, with the suite's arguments in it
+  --initrd FILE   the initramfs (tools/vm/mkinitramfs.sh)
   --out DIR       where the boot's files go
   --boot K        the boot's number in its run
   --accel A       kvm, tcg, or probe (KVM, TCG if its guest stays silent)
@@ -58,13 +78,17 @@ DIR/boot-K.record (see the top of this file).
   --memory M      guest memory (default 1G)
   --smp N         guest CPUs (default 2)
   --note TEXT     said in the log line of the boot's start
+  --save FILE     save the guest's state to FILE before the suite begins
+  --restore FILE  start from the state in FILE, else boot afresh
   --help          show this help
+  -- ARGS         the suite's arguments, sent to the guest
 
 Exit status: 0 when the boot's outcome is recorded, 2 usage, 3 otherwise.
 EOF
 }
 
 image='' initrd='' out='' boot='' accel='' timeout=300 memory=1G smp=2 note=''
+save='' restore='' suite_args=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--image) need_arg "$1" $#; image=$2; shift 2 ;;
@@ -76,7 +100,10 @@ while [ $# -gt 0 ]; do
 	--memory) need_arg "$1" $#; memory=$2; shift 2 ;;
 	--smp) need_arg "$1" $#; smp=$2; shift 2 ;;
 	--note) need_arg "$1" $#; note=$2; shift 2 ;;
+	--save) need_arg "$1" $#; save=$2; shift 2 ;;
+	--restore) need_arg "$1" $#; restore=$2; shift 2 ;;
 	-h|--help) usage; exit 0 ;;
+	--) shift; suite_args=("$@"); break ;;
 	*) usage_error "unknown option '$1'" ;;
 	esac
 done
@@ -89,10 +116,16 @@ case $accel in
 kvm|tcg|probe) ;;
 *) usage_error "bad --accel '$accel' (kvm, tcg or probe)" ;;
 esac
+[ -z "$save" ] || [ -z "$restore" ] || usage_error "--save and --restore exclude each other"
+[ -z "$restore" ] || [ "$accel" != probe ] ||
+	usage_error "--restore wants the accelerator the state was saved under"
 
 console=$out/console.log
 serial1=$out/serial1.log
-results=$out/serial1.boot.log	# this boot's results channel
+channel=$out/serial1.boot	# ttyS1: .out the guest's results, .in to it
+qmp=$out/qmp			# the monitor: .in commands, .out replies
+results=$channel.out
+state=${save:-$restore}
 doc=$out/boot-$boot.ktap
 record=$out/boot-$boot.record
 console_off=$(stat -c %s "$console" 2>/dev/null || echo 0)
@@ -112,25 +145,99 @@ secs()
 }
 
 # The boot's state, as the watch loop below finds it.
-qemu_pid='' started_ms=0 saw_begin=0 saw_end=0 saw_wedge=0 guest_rc=''
-partial='' last_line_ms=0 prev_ms=0 logged=0 new_lines=0 results_fd=''
+qemu_pid='' started_ms=0 saw_ready=0 saw_begin=0 saw_end=0 saw_wedge=0 guest_rc=''
+partial='' last_line_ms=0 prev_ms=0 logged=0 new_lines=0 results_fd='' to_guest=''
+how=fresh ready='' saved=0 not_restored=''
+stopped_ms=0	# the guest stood stopped for its save: not counted in its bounds
 
-trap 'qemu_stop "$qemu_pid"' EXIT
-trap 'qemu_stop "$qemu_pid"; exit 3' INT TERM HUP
+cleanup()
+{
+	qemu_stop "$qemu_pid"
+	qmp_close
+	rm -f "$channel.in" "$channel.out" "$qmp.in" "$qmp.out"
+}
+trap cleanup EXIT
+trap 'cleanup; exit 3' INT TERM HUP
 
-# start ACCEL: a fresh guest; its console from where this boot began.
+# start ACCEL [restore]: a fresh guest, or with "restore" one from the state
+# in $state; its console from where this boot began.
 start()
 {
 	[ -z "$results_fd" ] || exec {results_fd}<&-
+	[ -z "$to_guest" ] || exec {to_guest}>&-
 	truncate -s "$console_off" "$console"
-	: >"$results"
 	: >"$doc"
 	logged=0
-	exec {results_fd}<"$results"
-	qemu_pid=$(qemu_start "$1" "$image" "$initrd" "$console" "$results" "$out/qemu.log" \
-		"$memory" "$smp")
+	qemu_pid=$(qemu_start "$1" "$image" "$initrd" "$console" "$channel" "$qmp" \
+		"$out/qemu.log" "$memory" "$smp" "$state" "${2:-}")
+	exec {results_fd}<"$results" {to_guest}<>"$channel.in"
 	now
 	started_ms=$NOW
+	stopped_ms=0
+}
+
+# resume: start the guest from the state in $restore, else (saying why)
+# boot it afresh.
+resume()
+{
+	local why="no saved state"
+
+	if [ -s "$restore" ]; then
+		start "$accel" restore
+		if qmp_open "$qemu_pid" "$qmp" && qemu_restore; then
+			how=restored
+			guest_ready
+			return
+		fi
+		why="the restore failed: $QMP_WHY"
+		qemu_alive "$qemu_pid" || why+=" ($(tail -n 1 "$out/qemu.log"))"
+		qemu_stop "$qemu_pid"
+	fi
+	not_restored=$why
+	log "boot $boot: $why: booting afresh"
+	start "$accel"
+}
+
+# guest_ready: the guest waits for its arguments (it said so, or it was
+# restored): save its state if asked to, then send them.
+guest_ready()
+{
+	local size t0
+
+	saw_ready=1
+	if [ -n "$save" ]; then
+		now
+		t0=$NOW
+		if qmp_open "$qemu_pid" "$qmp" && qemu_save; then
+			saved=1
+			size=$(du -m "$save" | cut -f1)
+			now
+			log "boot $boot: the guest's state saved in $(secs $((NOW - t0))) s" \
+				"(${size} MB): later boots restore it"
+		else
+			rm -f "$save"
+			log "boot $boot: could not save the guest's state ($QMP_WHY):" \
+				"later boots boot afresh"
+		fi
+		now
+		stopped_ms=$((NOW - t0))
+	fi
+	now
+	ready=$(secs $((NOW - started_ms - stopped_ms)))
+	if [ -n "$restore" ]; then
+		if [ "$how" = restored ]; then
+			echo "# boot $boot: restored from the state saved before the first case" \
+				"($ready s)"
+		else
+			echo "# boot $boot: booted afresh ($ready s): $not_restored"
+		fi >>"$doc"
+		log "boot $boot: ${how/fresh/booted afresh}: the guest waits for its arguments" \
+			"after $ready s"
+	fi
+	{
+		echo "MODULE_ASYNC_ARGS ${EPOCHREALTIME%[.,]*} ${#suite_args[@]}"
+		[ ${#suite_args[@]} -eq 0 ] || printf '%s\n' "${suite_args[@]}"
+	} >&"$to_guest"
 }
 
 # handle_line LINE: one line of the results channel.
@@ -139,7 +246,9 @@ handle_line()
 	local line=${1%$'\r'}
 
 	if [ "$saw_begin" = 0 ]; then
-		if [[ $line == *MODULE_ASYNC_BEGIN* ]]; then
+		if [ "$saw_ready" = 0 ] && [[ $line == *MODULE_ASYNC_READY* ]]; then
+			guest_ready
+		elif [[ $line == *MODULE_ASYNC_BEGIN* ]]; then
 			saw_begin=1
 			prev_ms=$NOW
 			log "boot $boot: the suite began after $(secs $((NOW - started_ms))) s"
@@ -245,11 +354,13 @@ watch()
 			echo wedged
 			return
 		fi
-		if [ "$saw_begin" = 0 ] && [ $((NOW - started_ms)) -ge $((begin_s * 1000)) ]; then
+		if [ "$saw_begin" = 0 ] &&
+		   [ $((NOW - started_ms - stopped_ms)) -ge $((begin_s * 1000)) ]; then
 			echo silent
 			return
 		fi
-		[ $((NOW - started_ms)) -lt $((timeout * 1000)) ] || { echo timeout; return; }
+		[ $((NOW - started_ms - stopped_ms)) -lt $((timeout * 1000)) ] ||
+			{ echo timeout; return; }
 		sleep "$POLL_S"
 	done
 }
@@ -277,7 +388,11 @@ power_off()
 mkdir -p "$out"
 touch "$console" "$serial1"
 log "boot $boot: booting $image under $([ "$accel" = tcg ] && echo TCG || echo KVM)$note"
-start "$([ "$accel" = tcg ] && echo tcg || echo kvm)"
+if [ -n "$restore" ]; then
+	resume
+else
+	start "$([ "$accel" = tcg ] && echo tcg || echo kvm)"
+fi
 # watch's outcome, and the state it leaves in this shell: not in a $(...).
 watch >"$record.outcome"
 outcome=$(cat "$record.outcome")
@@ -286,11 +401,11 @@ power_off "$outcome"
 read_new
 exec {results_fd}<&-
 cat "$results" >>"$serial1"
-rm -f "$results"
 now
 [ "$accel" != probe ] || accel=kvm
 log "boot $boot: $outcome${guest_rc:+ (rc=$guest_rc)}" \
 	"after $(secs $((NOW - started_ms))) s under ${accel^^}"
 printf '%s %s\n' outcome "$outcome" rc "$guest_rc" began "$saw_begin" wedged "$saw_wedge" \
 	accel "$accel" console_off "$console_off" \
-	seconds "$(secs $((NOW - started_ms)))" >"$record"
+	seconds "$(secs $((NOW - started_ms)))" start "$how" ready "$ready" \
+	saved "$saved" >"$record"

@@ -3,24 +3,25 @@
 #
 # vm-run.sh - boot a kernel and a tools/vm/mkinitramfs.sh initramfs in QEMU
 # (qemu.sh), watch each boot (vm-boot.sh) and collect the suite's results,
-# resuming in fresh VMs after a wedge or a dead guest.
+# resuming in new VMs after a wedge or a dead guest.
 #
-# The suite's arguments go to the guest in a file of the initramfs,
-# /etc/module_async.args, one argument a line, which guest-init.sh reads:
-# each boot's initramfs is the base image with a tiny gzip'd cpio holding
-# that file appended (the kernel unpacks concatenated archives in order,
-# a later file replacing an earlier one), so a resumed boot names its cases
-# without rebuilding the image.
+# The suite's arguments go to the guest on its results channel once it is
+# ready for them (vm-boot.sh, guest-init.sh), so a resumed boot names its
+# cases with the same image.  The first boot saves the guest's state at that
+# point, before the suite has touched the kernel ($STATE_FILE in --out,
+# removed when the run ends), and each later boot starts from it instead of
+# booting the kernel again.  Where the save or a restore fails, a boot
+# boots afresh; its document's first line says which way it began.
 #
 # A deadlock is a verdict, not the end of the run.  When a case wedges the
 # kernel for good, the runner says so ("# kernel wedged by CASE", the cases
-# left over skipped for "kernel wedged by CASE") and the guest cannot even power
-# off: once everything it printed has arrived, QEMU is killed and a fresh VM
+# left over skipped for "kernel wedged by CASE") and the guest cannot even
+# power off: once everything it printed has arrived, QEMU is killed and a new VM
 # runs the cases left over (the same suite arguments plus "--case NAME" for
 # each).  A guest that dies otherwise (panic, an oops that kills init, no end
 # marker within --timeout, a suite that exits without reporting every case)
 # gets "not ok N CASE # ERROR why" for the case that was running, with the
-# console's last kernel lines, and the run goes on in a fresh VM too.  The
+# console's last kernel lines, and the run goes on in a new VM too.  The
 # case that was running is the first of the planned order without a result;
 # the order is the runner's --list, which the caller gives (--cases: vm.sh
 # lists the runner it built).  At most one boot more than there are cases,
@@ -43,6 +44,7 @@ PROG=${0##*/}
 . "$TOOLS/vm/qemu.sh"
 readonly KTAP=$TOOLS/ktap/ktap
 
+readonly STATE_FILE=guest.state	# the guest's state before the first case
 readonly CONSOLE_LINES=20	# kernel lines quoted for a guest that died
 
 usage()
@@ -110,7 +112,7 @@ for arg in ${suite_args[@]+"${suite_args[@]}"}; do
 	[[ $arg != *$'\n'* ]] || usage_error "a suite argument cannot hold a newline: '$arg'"
 done
 
-need_cmd qemu-system-x86_64 cpio gzip
+need_cmd qemu-system-x86_64
 [ -f "$initrd" ] || die "no initramfs at $initrd"
 [ -z "$cases_file" ] || [ -r "$cases_file" ] || die "cannot read --cases $cases_file"
 image=$(boot_image "$kernel" "$boot_mode")
@@ -118,11 +120,11 @@ accel=$(qemu_accel "$accel")
 
 mkdir -p "$out"
 readonly console=$out/console.log serial1=$out/serial1.log results=$out/results.ktap
-readonly boot_initrd=$out/initramfs.boot.cpio.gz
-rm -f "$out"/boot-[0-9]*.ktap "$out"/boot-[0-9]*.record "$results"
+readonly state=$out/$STATE_FILE
+rm -f "$out"/boot-[0-9]*.ktap "$out"/boot-[0-9]*.record "$results" "$state"
 : >"$console"
 : >"$serial1"
-trap 'rm -f "$boot_initrd"' EXIT
+trap 'rm -f "$state"' EXIT
 
 # record RECORD KEY: a value of vm-boot.sh's record of a boot.
 record()
@@ -165,7 +167,7 @@ died_why()
 	case $(record "$1" outcome) in
 	timeout) printf 'no end marker within %s s (boot %s)\n' "$timeout" "$2" ;;
 	silent)
-		printf 'the fresh VM (boot %s) did not start the suite: the case did not run\n' \
+		printf 'the new VM (boot %s) did not start the suite: the case did not run\n' \
 			"$2" ;;
 	end) printf 'the suite exited (rc=%s) without reporting it\n' "$(record "$1" rc)" ;;
 	*)
@@ -179,12 +181,13 @@ died_why()
 
 # console_excerpt OFFSET: CONSOLE_LINES kernel lines of the console from
 # OFFSET (where a boot began): from just before the first oops or panic if
-# there is one, else the last ones.
+# there is one, else the last ones (none, when a restored guest's kernel
+# said nothing).
 console_excerpt()
 {
 	tail -c +$(($1 + 1)) "$console" | tr -d '\r' |
 		sed 's/\x1b\[[0-9;?]*[A-Za-z]//g' |
-		grep -aE '^[[:space:]]*\[[[:space:]]*[0-9]+\.[0-9]+\]' |
+		{ grep -aE '^[[:space:]]*\[[[:space:]]*[0-9]+\.[0-9]+\]' || true; } |
 		awk -v max="$CONSOLE_LINES" '
 		{ line[NR] = $0 }
 		!first && (/Kernel panic - not syncing|BUG: |Oops: / ||
@@ -293,15 +296,17 @@ declare -A final=()	# the cases with a verdict, from any boot
 boot_args=(${suite_args[@]+"${suite_args[@]}"})
 nplan=${#wanted[@]}	# what the boot runs, if it prints no plan
 [ "$nplan" -gt 0 ] || nplan=${#planned[@]}
-note='' max_boots=0 infra='' boot=0
+note='' max_boots=0 infra='' boot=0 state_opt=(--save "$state")
 while :; do
 	boot=$((boot + 1))
 	rec=$out/boot-$boot.record
 	doc=$out/boot-$boot.ktap
-	initrd_with_args "$initrd" "$boot_initrd" ${boot_args[@]+"${boot_args[@]}"}
-	"$TOOLS/vm/vm-boot.sh" --image "$image" --initrd "$boot_initrd" --out "$out" \
+	"$TOOLS/vm/vm-boot.sh" --image "$image" --initrd "$initrd" --out "$out" \
 		--boot "$boot" --accel "$accel" --timeout "$timeout" --memory "$memory" \
-		--smp "$smp" --note "$note" || die "boot $boot failed to run (see $out/qemu.log)"
+		--smp "$smp" --note "$note" "${state_opt[@]}" \
+		-- ${boot_args[@]+"${boot_args[@]}"} ||
+		die "boot $boot failed to run (see $out/qemu.log)"
+	state_opt=(--restore "$state")
 	accel=$(record "$rec" accel)
 	outcome=$(record "$rec" outcome)
 	wedged=$(record "$rec" wedged)
@@ -396,8 +401,8 @@ while :; do
 	for name in "${remaining[@]}"; do
 		boot_args+=(--case "$name")
 	done
-	note=" (a fresh VM for the cases left over: ${remaining[*]})"
-	printf '==== vm-run.sh: boot %d, a fresh VM: %s ====\n' "$((boot + 1))" "${boot_args[*]}" |
+	note=" (a new VM for the cases left over: ${remaining[*]})"
+	printf '==== vm-run.sh: boot %d, a new VM: %s ====\n' "$((boot + 1))" "${boot_args[*]}" |
 		tee -a "$console" >>"$serial1"
 done
 finish "$boot" "$infra"
