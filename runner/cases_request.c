@@ -104,8 +104,11 @@ void case_request_module_from_async(struct case_ctx *ctx)
 #define MODPROBE_RUN_DIR	"/run/modprobe.d"
 #define ASYNC_PROBE_CONF	MODPROBE_RUN_DIR "/module_async.conf"
 
-/* module.async_probe as found, while a case has changed it ("" otherwise). */
-static char saved_async_probe[16];
+/*
+ * module.async_probe as found, while a case or the policy probe
+ * (probe.c) has changed it ("" otherwise).
+ */
+char saved_async_probe[16];
 /* ASYNC_PROBE_CONF written, MODPROBE_RUN_DIR made, while a case runs. */
 static bool conf_written, conf_dir_made;
 

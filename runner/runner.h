@@ -123,6 +123,8 @@ struct ma_case {
  * async-signal-safe: the signal handler calls it if the run is interrupted.
  */
 void async_probe_restore(void);
+/* module.async_probe's value to restore, "" when nothing changed it. */
+extern char saved_async_probe[16];
 
 static inline double ms(long long us)
 {
