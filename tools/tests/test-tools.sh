@@ -586,6 +586,7 @@ TAP version 13
 ok 1 ok_first
 # wedge_exit: the load is stuck in D state
 not ok 2 wedge_exit # TIMEOUT 1
+# wedge_exit: TIMEOUT the load did not return
 # kernel wedged by wedge_exit
 # resumed in a fresh VM (boot 2) after wedge_exit wedged the kernel
 # boot 2: restored from the state saved before the first case (S s)
@@ -594,6 +595,7 @@ not ok 2 wedge_exit # TIMEOUT 1
 ok 3 ok_middle
 # wedge_hang: the load is stuck in D state
 not ok 4 wedge_hang # TIMEOUT 1
+# wedge_hang: TIMEOUT the load did not return
 # kernel wedged by wedge_hang
 # Totals: pass:2 fail:2 xfail:0 xpass:0 skip:0 error:0
 EOF
