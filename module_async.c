@@ -75,6 +75,9 @@
 /* Bound of every wait that should end; a failing case pays it once. */
 #define DEFAULT_TIMEOUT_MS	10000
 
+/* Most repetitions --repeat takes (repeat.c). */
+#define REPEAT_MAX		1000
+
 /*
  * Set (to anything) by module_async.sh: a missing prerequisite of the
  * whole suite is then kselftest's whole-suite SKIP, "1..0 # SKIP <reason>"
@@ -148,14 +151,23 @@ static void suite_test_modules(struct suite *s)
 	names_add(s->test_modules, MA_TEST_MODULES_MAX, probe_modules);
 }
 
-/* The kernel's modules the cases may load, one a line: for host tools. */
-static void list_kernel_modules(void)
+/* The kernel's modules the cases may load, each once, NULL-ended. */
+static const char **kernel_modules(void)
 {
-	const char *names[MA_TEST_MODULES_MAX + 1] = { NULL };
+	static const char *names[MA_TEST_MODULES_MAX + 1];
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(cases); i++)
 		names_add(names, MA_TEST_MODULES_MAX, cases[i].kernel_modules);
+	return names;
+}
+
+/* The kernel's modules the cases may load, one a line: for host tools. */
+static void list_kernel_modules(void)
+{
+	const char **names = kernel_modules();
+	size_t i;
+
 	for (i = 0; names[i]; i++)
 		printf("%s\n", names[i]);
 }
@@ -182,6 +194,7 @@ static void case_begin(struct case_ctx *ctx)
 		kmsg_reset(&ctx->kmsg, "[ma_");
 	if (modlist_read(&ctx->before))
 		ctx->before.nr = 0;
+	found_case_begin();
 }
 
 /*
@@ -236,15 +249,20 @@ static void case_evidence(struct case_ctx *ctx)
 }
 
 /*
- * Run one case and print its result. After a case that wedged the kernel
- * the rest are not run: ktap_may_run() reports them as SKIP, naming it.
+ * Run one case, row @idx of the table, in repetition @k, and print its
+ * result. After a case that wedged the kernel the rest are not run:
+ * ktap_may_run() reports them as SKIP, naming it. One that did not leave
+ * the machine as it found it fails (found.c).
  */
-static void run_case(struct suite *s, const struct ma_case *c)
+static void run_case(struct suite *s, const struct ma_case *c, size_t idx,
+		     unsigned int k)
 {
 	static struct case_ctx ctx;
 	bool timed_out_in_case;
+	char buf[160];
+	const char *name = repeat_name(s, c->name, k, buf, sizeof(buf));
 
-	if (!ktap_may_run(c->name))
+	if (!ktap_may_run(name))
 		return;
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.suite = s;
@@ -268,9 +286,11 @@ static void run_case(struct suite *s, const struct ma_case *c)
 			deadlock_evidence(&ctx);
 		}
 		kmsg_close(&ctx.kmsg);
+		found_case_check(&ctx);
 		diag("time: %.1f ms", ms(now_us() - ctx.begin_us));
 	}
-	ktap_result(c->name, &ctx.verdict);
+	repeat_compare(&ctx, idx, k);
+	ktap_result(name, &ctx.verdict);
 }
 
 /* ---- main -------------------------------------------------------------- */
@@ -310,6 +330,11 @@ static void usage(FILE *f, const char *prog)
 		"      --list-modules    likewise, the kernel's modules the cases load\n"
 		"  -c, --case NAME       run only this case (repeatable)\n"
 		"  -t, --timeout-ms N    bound of every wait (default %d)\n"
+		"      --repeat N        run the cases N times (1 to %d), each\n"
+		"                        repetition's verdicts the first's; the\n"
+		"                        results of repetition K>1 named <case>.K,\n"
+		"                        then repeat_drift: Slab, MemAvailable and\n"
+		"                        modules from the first's end to the last's\n"
 		"      --allow-deadlock  run unsafe cases even where they deadlock\n"
 		"                        the kernel for good (throw-away VMs only)\n"
 		"      --expect-skip     expect this kernel to skip the sync for\n"
@@ -332,8 +357,13 @@ static void usage(FILE *f, const char *prog)
 		"  ok M <name> # SKIP\n"
 		"followed by the totals and exit status 1. Nothing is unloaded:\n"
 		"reboot the machine (echo b > /proc/sysrq-trigger), then run the\n"
-		"remaining cases with --case.\n",
-		prog, DEFAULT_TIMEOUT_MS);
+		"remaining cases with --case.\n"
+		"\n"
+		"After each case and after the last, the loaded modules, the\n"
+		"knobs the suite writes and the null_blk devices must be as\n"
+		"they were before (\"# left as found:\"): a case that changed\n"
+		"them fails, a run that did exits 1.\n",
+		prog, DEFAULT_TIMEOUT_MS, REPEAT_MAX);
 }
 
 static void list_cases(void)
@@ -367,6 +397,19 @@ static bool parse_ms(const char *arg, int *value)
 	return true;
 }
 
+static bool parse_repeat(const char *arg, unsigned int *value)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < 1 || v > REPEAT_MAX)
+		return false;
+	*value = v;
+	return true;
+}
+
 static void default_modules_dir(struct suite *s, const char *argv0)
 {
 	char self[PATH_MAX], *copy;
@@ -390,6 +433,7 @@ enum {
 	OPT_ALLOW_DEADLOCK = 256,
 	OPT_EXPECT_SKIP,
 	OPT_LIST_MODULES,
+	OPT_REPEAT,
 };
 
 static const struct option options[] = {
@@ -401,15 +445,16 @@ static const struct option options[] = {
 	{ "allow-deadlock", no_argument, NULL, OPT_ALLOW_DEADLOCK },
 	{ "expect-skip", no_argument, NULL, OPT_EXPECT_SKIP },
 	{ "modules-dir", required_argument, NULL, 'm' },
+	{ "repeat", required_argument, NULL, OPT_REPEAT },
 	{ NULL, 0, NULL, 0 },
 };
 
 int main(int argc, char *argv[])
 {
 	bool selected[ARRAY_SIZE(cases)] = { false };
-	bool any_selected = false, modules_dir_set = false;
+	bool any_selected = false, modules_dir_set = false, left_as_found;
 	int list = 0;		/* 'l' or OPT_LIST_MODULES: list, then exit */
-	unsigned int plan = 0;
+	unsigned int plan = 0, k;
 	size_t i;
 	int opt, idx;
 
@@ -444,6 +489,14 @@ int main(int argc, char *argv[])
 		case OPT_ALLOW_DEADLOCK:
 			suite.allow_deadlock = true;
 			break;
+		case OPT_REPEAT:
+			if (!parse_repeat(optarg, &suite.repeat)) {
+				fprintf(stderr, "%s: bad --repeat: %s (1 to %d)\n",
+					argv[0], optarg, REPEAT_MAX);
+				usage(stderr, argv[0]);
+				return 2;
+			}
+			break;
 		case OPT_EXPECT_SKIP:
 			suite.expect_skip = true;
 			break;
@@ -465,6 +518,12 @@ int main(int argc, char *argv[])
 	if (optind < argc) {
 		fprintf(stderr, "%s: unexpected argument: %s\n", argv[0],
 			argv[optind]);
+		usage(stderr, argv[0]);
+		return 2;
+	}
+	if (suite.repeat && suite.allow_deadlock) {
+		fprintf(stderr, "%s: --repeat runs the safe suite: not with --allow-deadlock\n",
+			argv[0]);
 		usage(stderr, argv[0]);
 		return 2;
 	}
@@ -495,16 +554,27 @@ int main(int argc, char *argv[])
 		if (suite.skip_all[0])
 			return ktap_skip_all(suite.skip_all);
 	}
+	if (suite.repeat)
+		plan = plan * suite.repeat + 1;		/* and repeat_drift */
 	ktap_begin(plan);
 	suite_check_prerequisites(&suite, SKIP_EACH_CASE);
-	if (!suite.skip_all[0])
+	if (!suite.skip_all[0]) {
 		diag("modules: %s, timeout %d ms%s", suite.modules_dir,
 		     suite.timeout_ms,
 		     suite.allow_deadlock ? ", deadlocks allowed" : "");
+		found_run_begin(&suite, kernel_modules());
+	}
 
-	for (i = 0; i < ARRAY_SIZE(cases); i++)
-		if (selected[i])
-			run_case(&suite, &cases[i]);
-
+	for (k = 1; k <= (suite.repeat ? suite.repeat : 1); k++) {
+		repeat_begin(&suite, k);
+		for (i = 0; i < ARRAY_SIZE(cases); i++)
+			if (selected[i])
+				run_case(&suite, &cases[i], i, k);
+		repeat_done(&suite, k);
+	}
+	left_as_found = suite.skip_all[0] || found_run_check();
+	repeat_end(&suite);
+	if (!left_as_found)
+		ksft_exit_fail();
 	ktap_exit();
 }

@@ -241,6 +241,31 @@ TEST(runner_runs_the_selected_cases_in_table_order)
 	ktap_check(_metadata, out, expected, ARRAY_SIZE(expected));
 }
 
+/*
+ * --repeat: one document, repetition K > 1 naming its results <case>.K,
+ * then repeat_drift; every name once.
+ */
+TEST(runner_repeats_the_selected_cases_with_names_of_their_own)
+{
+	static const char * const args[] = {
+		"--repeat", "3", "--case", "async_init_completes",
+		"--case", "nested_async_load",
+		"--modules-dir", "/nonexistent/modules", NULL,
+	};
+	static const char * const expected[] = {
+		"async_init_completes", "nested_async_load",
+		"async_init_completes.2", "nested_async_load.2",
+		"async_init_completes.3", "nested_async_load.3",
+		"repeat_drift",
+	};
+	static char out[16384];
+
+	if (!have_runner())
+		SKIP(return, NO_RUNNER);
+	EXPECT_EQ(4, run_runner(args, -1, out, sizeof(out)));
+	ktap_check(_metadata, out, expected, ARRAY_SIZE(expected));
+}
+
 TEST(runner_usage_errors_exit_2_with_nothing_on_stdout)
 {
 	static const char * const unknown_case[] = { "--case", "no_such_case", NULL };
@@ -248,9 +273,14 @@ TEST(runner_usage_errors_exit_2_with_nothing_on_stdout)
 	static const char * const not_a_number[] = { "--timeout-ms", "10s", NULL };
 	static const char * const unknown_option[] = { "--no-such-option", NULL };
 	static const char * const extra_argument[] = { "extra", NULL };
+	static const char * const no_repeat[] = { "--repeat", "0", NULL };
+	static const char * const repeat_word[] = { "--repeat", "x", NULL };
+	static const char * const repeat_unsafe[] = {
+		"--repeat", "2", "--allow-deadlock", NULL,
+	};
 	const char * const *const all[] = {
 		unknown_case, bad_timeout, not_a_number, unknown_option,
-		extra_argument,
+		extra_argument, no_repeat, repeat_word, repeat_unsafe,
 	};
 	char out[4096];
 	unsigned int i;

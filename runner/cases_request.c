@@ -99,10 +99,9 @@ void case_request_module_from_async(struct case_ctx *ctx)
  * generation (kernel/module.c:3929 in 5.10). The modprobe the kernel runs
  * takes no arguments from us, so the option goes in a file of the runtime
  * directory of modprobe's configuration (kmod's modprobe.d(5)). Both are
- * undone by async_probe_restore().
+ * undone by async_probe_restore(). (MODPROBE_RUN_DIR and ASYNC_PROBE_CONF
+ * are in runner.h: found.c watches them.)
  */
-#define MODPROBE_RUN_DIR	"/run/modprobe.d"
-#define ASYNC_PROBE_CONF	MODPROBE_RUN_DIR "/module_async.conf"
 
 /*
  * module.async_probe as found, while a case or the policy probe

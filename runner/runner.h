@@ -9,6 +9,8 @@
  *   prereq.c           prerequisites of the suite and of one case
  *   cases_*.c          the cases, by what they exercise
  *   evidence.c         the evidence of a deadlock
+ *   found.c            the machine left as found, checked
+ *   repeat.c           --repeat: verdicts and memory over repetitions
  *
  * Policy lives here (which case, which verdict); the mechanisms (bounded
  * loads, knobs, the kernel log, stacks) are ../lib's.
@@ -26,6 +28,7 @@
 #include "../lib/knob.h"
 #include "../lib/ktap.h"
 #include "../lib/module.h"
+#include "../lib/state.h"
 #include "../lib/sysrq.h"
 #include "../lib/tasks.h"
 #include "../lib/waitfor.h"
@@ -78,6 +81,7 @@ struct suite {
 	int timeout_ms;
 	bool allow_deadlock;
 	bool expect_skip;
+	unsigned int repeat;	/* --repeat N, 0 without */
 	char skip_all[256];	/* why every case skips, or "" */
 	long long baseline_us;	/* slowest plain load; -1: not measured */
 	int hold_ms;		/* no view of stacks: held after this long */
@@ -117,6 +121,10 @@ struct ma_case {
 
 /* A NULL-terminated list of module names, for a row of the table. */
 #define MODULES(...)	((const char * const []){ __VA_ARGS__, NULL })
+
+/* Where cases_request.c puts a target's async_probe option (modprobe.d(5)). */
+#define MODPROBE_RUN_DIR	"/run/modprobe.d"
+#define ASYNC_PROBE_CONF	MODPROBE_RUN_DIR "/module_async.conf"
 
 /*
  * Undo what a case did to give a module async_probe (cases_request.c);
@@ -203,6 +211,25 @@ bool skip_unless_loadable(struct case_ctx *ctx, const char *target);
 /* evidence.c */
 void case_log(struct case_ctx *ctx);
 void deadlock_evidence(struct case_ctx *ctx);
+
+/*
+ * found.c: the state saved before the run and before each case; a case
+ * that changed it fails; the run's check is false if the run changed it.
+ */
+void found_run_begin(struct suite *s, const char * const kernel_modules[]);
+void found_case_begin(void);
+void found_case_check(struct case_ctx *ctx);
+bool found_run_check(void);
+int found_save(struct ma_state *st);
+int found_diff(const struct ma_state *before, char *diff, size_t len);
+
+/* repeat.c: repetition @k (1 to s->repeat) of the cases. */
+const char *repeat_name(const struct suite *s, const char *name,
+			unsigned int k, char *buf, size_t len);
+void repeat_begin(const struct suite *s, unsigned int k);
+void repeat_done(const struct suite *s, unsigned int k);
+void repeat_compare(struct case_ctx *ctx, size_t idx, unsigned int k);
+void repeat_end(const struct suite *s);
 
 /* cases_init.c: a load whose init leads to a held job (FACT_OWN, _WORKER). */
 void init_wait(struct case_ctx *ctx, enum fact_id id);
