@@ -48,7 +48,9 @@
  *
  * No case sleeps for a fixed time; each prints its guest time ("# time:").
  * Everything the runner changes is put back: modules it loaded are
- * unloaded, knobs get their saved values, gates are opened.
+ * unloaded, knobs get their saved values, gates are opened; and checked:
+ * a case that leaves the machine otherwise than it found it fails
+ * (runner/found.c). --repeat runs the cases again (runner/repeat.c).
  *
  * This file is the case table and the run (options, run_case(), the
  * cleanup after each case); the probes, the prerequisites, the cases and
@@ -384,30 +386,14 @@ static int case_index(const char *name)
 	return -1;
 }
 
-static bool parse_ms(const char *arg, int *value)
+/* A whole number from 1 to @max. */
+static bool parse_count(const char *arg, long max, long *value)
 {
 	char *end;
-	long v;
 
 	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || v < 1 || v > 3600000)
-		return false;
-	*value = v;
-	return true;
-}
-
-static bool parse_repeat(const char *arg, unsigned int *value)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || v < 1 || v > REPEAT_MAX)
-		return false;
-	*value = v;
-	return true;
+	*value = strtol(arg, &end, 10);
+	return !errno && end != arg && !*end && *value >= 1 && *value <= max;
 }
 
 static void default_modules_dir(struct suite *s, const char *argv0)
@@ -454,6 +440,7 @@ int main(int argc, char *argv[])
 	bool selected[ARRAY_SIZE(cases)] = { false };
 	bool any_selected = false, modules_dir_set = false, left_as_found;
 	int list = 0;		/* 'l' or OPT_LIST_MODULES: list, then exit */
+	long count;
 	unsigned int plan = 0, k;
 	size_t i;
 	int opt, idx;
@@ -479,23 +466,25 @@ int main(int argc, char *argv[])
 			any_selected = true;
 			break;
 		case 't':
-			if (!parse_ms(optarg, &suite.timeout_ms)) {
+			if (!parse_count(optarg, 3600000, &count)) {
 				fprintf(stderr, "%s: bad --timeout-ms: %s\n",
 					argv[0], optarg);
 				usage(stderr, argv[0]);
 				return 2;
 			}
+			suite.timeout_ms = count;
 			break;
 		case OPT_ALLOW_DEADLOCK:
 			suite.allow_deadlock = true;
 			break;
 		case OPT_REPEAT:
-			if (!parse_repeat(optarg, &suite.repeat)) {
+			if (!parse_count(optarg, REPEAT_MAX, &count)) {
 				fprintf(stderr, "%s: bad --repeat: %s (1 to %d)\n",
 					argv[0], optarg, REPEAT_MAX);
 				usage(stderr, argv[0]);
 				return 2;
 			}
+			suite.repeat = count;
 			break;
 		case OPT_EXPECT_SKIP:
 			suite.expect_skip = true;

@@ -46,28 +46,35 @@ is_loaded()
 	[ -d "/sys/module/$1" ]
 }
 
-# Unload one module without ever blocking the caller for good: after a
-# genuine deadlock rmmod itself can hang in D state, so it gets a bound.
+# knob MODULE NAME: the module's parameter in $value ("" if unreadable),
+# read without a fork: the cleanup polls it, and forks are slow in a VM.
 knob()
 {
-	cat "/sys/module/$1/parameters/$2" 2>/dev/null
+	value=
+	read -r value <"/sys/module/$1/parameters/$2" 2>/dev/null || true
 }
 
 # A test module whose async job started and has not finished once its gate
 # is open is stuck: its job waits on something that will not come (a
 # request_module() whose modprobe waits for that very job). Then the kernel
-# is wedged, and any rmmod would hang for good.
+# is wedged, and any rmmod would hang for good. The module in $stuck.
 stuck_job()
 {
-	for mod in $(test_modules); do
-		[ "$(knob "$mod" started)" = 1 ] && [ "$(knob "$mod" "done")" != 1 ] &&
-			{ echo "$mod"; return 0; }
+	stuck=
+	for mod in $modules; do
+		knob "$mod" started
+		[ "$value" = 1 ] || continue
+		knob "$mod" "done"
+		[ "$value" = 1 ] && continue
+		stuck=$mod
+		return 0
 	done
 	return 1
 }
 
-# Unload one module without ever blocking the caller for good. rmmod's
-# output goes nowhere: a rmmod stuck in D state must not hold the
+# Unload one module without ever blocking the caller for good: after a
+# genuine deadlock rmmod itself can hang in D state, so it gets a bound.
+# rmmod's output goes nowhere: a rmmod stuck in D state must not hold the
 # suite's stdout (the KTAP pipe) open.
 unload_bounded()
 {
@@ -80,29 +87,33 @@ unload_bounded()
 		sleep 0.1
 		i=$((i + 1))
 	done
-	echo "# cleanup: rmmod $name still blocked after 5 s, left loaded" >&2
+	echo "# cleanup: rmmod $name still blocked after 5 s, left loaded"
 	return 1
 }
 
 # The runner restores everything itself; this is the backstop for a runner
-# that was killed or crashed half-way through a case.
+# that was killed or crashed half-way through a case. What it finds goes
+# to stdout as "#" lines after the runner's document: a harness that keeps
+# only the results (the VM's results channel) has the report too.
 cleanup()
 {
-	for mod in $(test_modules); do
+	for mod in $modules; do
 		gate=/sys/module/$mod/parameters/open
 		[ -w "$gate" ] && echo 1 > "$gate" 2>/dev/null
 	done
-	# An opened gate lets its job finish at once; allow it 2 s.
-	i=0
-	while stuck=$(stuck_job) && [ $i -lt 20 ]; do
+	# An opened gate lets its job finish at once; allow it 2 s. A runner
+	# that returned waited for the jobs itself: one look then.
+	i=0 looks=20
+	[ -z "$runner_returned" ] || looks=0
+	while stuck_job && [ $i -lt $looks ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done
 	if [ -n "$stuck" ]; then
 		echo "# cleanup: the async job of $stuck is stuck, the kernel looks" \
-			"wedged: no module unloaded" >&2
+			"wedged: no module unloaded"
 	else
-		for mod in $(test_modules); do
+		for mod in $modules; do
 			case " $loaded_before " in
 			*" $mod "*) continue ;;
 			esac
@@ -144,8 +155,10 @@ for arg in "$@"; do
 	prev=$arg
 done
 
+modules=$(test_modules)
+runner_returned=
 loaded_before=
-for mod in $(test_modules); do
+for mod in $modules; do
 	is_loaded "$mod" && loaded_before="$loaded_before $mod"
 done
 saved_async_probe=$(cat "$async_probe_knob" 2>/dev/null)
@@ -158,3 +171,9 @@ trap 'exit 143' TERM HUP
 # with MODULE_ASYNC_WHOLE_SUITE_SKIP set, a missing one is a whole-suite
 # SKIP (exit 4) with its reason.
 MODULE_ASYNC_WHOLE_SUITE_SKIP=1 "$runner" --modules-dir "$modules_dir" "$@"
+rc=$?
+# Not killed: the runner waited for the jobs itself (see cleanup).
+[ "$rc" -gt 128 ] || runner_returned=1
+# The runner's status, the script's last (an "exit" would hide the trap's
+# functions from shellcheck).
+(exit "$rc")

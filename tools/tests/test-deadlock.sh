@@ -8,7 +8,8 @@
 # document per kernel although the run took several boots), each TIMEOUT
 # backed by a stack that shows the wait in async_synchronize* and by the
 # wait-for cycle the runner found, every boot's results under their cases'
-# KernelCI IDs, and each kernel's whole run within its bound.
+# KernelCI IDs, each wedged boot's cleanup report and end marker received,
+# and each kernel's whole run within its bound.
 
 set -euo pipefail
 
@@ -151,6 +152,16 @@ for k in "${kernels[@]}"; do
 		pass "$k: each of $ntimeouts TIMEOUTs shows the wait-for cycle"
 	else
 		fail "$k: $ntimeouts TIMEOUTs, without a wait-for cycle: ${nocycle:-none}"
+	fi
+	# From each wedged boot the driver's cleanup report and the end
+	# marker reached the host: no boot ended on the host's patience.
+	nwedged=$(grep -c '^# kernel wedged by ' "$doc") || true
+	ncleanup=$(grep -c '^# cleanup: ' "$doc") || true
+	if ! grep -q 'no end marker' "$out.$k.log" && [ "$ncleanup" -ge "$nwedged" ]; then
+		pass "$k: each of $nwedged wedged boots sent its cleanup report and end marker"
+	else
+		fail "$k: $nwedged wedged boots, $ncleanup cleanup reports;" \
+			"$(grep -m1 'no end marker' "$out.$k.log" || echo 'every end marker arrived')"
 	fi
 	# Each boot's document as a lab without the resume would keep it:
 	# the TIMEOUTs and the cases skipped after a wedge under their IDs.

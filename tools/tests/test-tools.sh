@@ -423,7 +423,13 @@ scenario()
 	echo "# Totals: pass:0 fail:0 xfail:0 xpass:0 skip:0 error:0"
 	case $wedged in
 	wedge_hang) exec sleep 600 ;;		# never exits: no end marker
-	wedge_exit) sleep 600 & exit 1 ;;	# what it left holds stdout
+	wedge_exit)
+		# The driver's cleanup report, seconds after the runner's
+		# last line (module_async.sh's under TCG): the host waits.
+		sleep 4
+		echo "# cleanup: the async job of ma_standin is stuck"
+		sleep 600 & exit 1	# what it left holds stdout
+		;;
 	esac
 	exit $failed
 }
@@ -575,7 +581,8 @@ fi
 section "vm-run.sh: wedged kernels"
 
 # Boot 1 wedges in wedge_exit, whose leftover holds the suite's stdout
-# (guest-init must end the run anyway); boot 2, restored from the state boot
+# (guest-init must end the run anyway) and whose cleanup report comes
+# seconds after the rest (the host must wait for it); boot 2, restored from the state boot
 # 1 saved before its first case, runs the rest and wedges in wedge_hang,
 # which never ends (no end marker: the host takes what arrived).
 cat >"$tmp/wedge.want" <<'EOF'
@@ -588,6 +595,7 @@ ok 1 ok_first
 not ok 2 wedge_exit # TIMEOUT 1
 # wedge_exit: TIMEOUT the load did not return
 # kernel wedged by wedge_exit
+# cleanup: the async job of ma_standin is stuck
 # resumed in a fresh VM (boot 2) after wedge_exit wedged the kernel
 # boot 2: restored from the state saved before the first case (S s)
 # boot 2 policy: standin
@@ -616,6 +624,8 @@ timeless()
 timeless "$tmp/rc.out" | cmp -s - "$tmp/wedge.want" ||
 	not_ok "one KTAP document: every case once, in order, with the resume notes" \
 		"$(timeless "$tmp/rc.out" | diff "$tmp/wedge.want" -)"
+check "the wedged boot 1's end marker arrived after its cleanup report" \
+	grep -qE '^vm-boot.sh: boot 1: end \(rc=1\)' "$tmp/rc.err"
 check "boot 2 was restored, not booted" \
 	grep -qE '^vm-boot.sh: boot 2: restored: the guest waits for its arguments after' \
 		"$tmp/rc.err"

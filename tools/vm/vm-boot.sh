@@ -56,7 +56,11 @@ readonly KTAP=$TOOLS/ktap/ktap
 readonly KVM_BOOT_BOUND_S=5	# a working KVM guest prints "Linux version" in < 1 s
 readonly BEGIN_BOUND_S=120	# TCG reaches the suite in ~7 s; --timeout if shorter
 readonly POWEROFF_BOUND_MS=2000	# the results are complete: do not wait for sysrq
-readonly DRAIN_MS=3000		# quiet after a wedge without the end marker: all is in
+# After a wedge the guest's end marker follows the driver's cleanup report
+# (module_async.sh: one look, or 2 s for a killed runner's jobs) and the
+# copy of the suite's output (guest-init.sh: 1 s at most), a few seconds
+# under TCG: quiet this long without it, nothing more will come.
+readonly DRAIN_MS=10000
 readonly POLL_S=0.1
 
 usage()
