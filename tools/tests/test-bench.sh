@@ -16,7 +16,8 @@ PROG=${0##*/}
 usage()
 {
 	echo "Usage: $PROG [--out DIR] [--help]"
-	echo "Runs tools/bench --quick (logs in DIR, default build/check/bench) and checks its table."
+	echo "Runs tools/bench --quick (logs in DIR, default build/check/bench)" \
+		"and checks its table."
 }
 
 out=$TOP/build/check/bench
@@ -44,7 +45,8 @@ table_problem()
 			{ echo "no row '$what' with its figures and ratio"; return; }
 	done
 	for ratio in suite/floor make-vm/floor; do
-		grep -Eq "^ratio $ratio: $NUM$" "$1" || { echo "no line 'ratio $ratio: X'"; return; }
+		grep -Eq "^ratio $ratio: $NUM$" "$1" ||
+			{ echo "no line 'ratio $ratio: X'"; return; }
 	done
 }
 
