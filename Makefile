@@ -14,6 +14,7 @@
 #   make vm      fetch Debian's kernel, build, boot the suite in QEMU
 #   make lava    the same as a LAVA job, run by lava-dispatcher
 #   make check   the project's own tests (host tests, then the suite in a VM)
+#   make bench   what a VM run costs here, beside a boot of the kernel alone
 # See README.
 
 TEST_PROGS := module_async.sh
@@ -164,9 +165,12 @@ matrix:
 check:
 	tools/check.sh
 
+bench:
+	tools/bench
+
 # The suite as the patch series a maintainer receives (SRC=: against
 # linux-source-X.Y, default 7.2), in build/series/.
 series:
 	tools/kernel/series.sh $(if $(SRC),--src $(call q,$(SRC)))
 
-.PHONY: modules vm lava matrix check series
+.PHONY: modules vm lava matrix check bench series

@@ -37,6 +37,7 @@
 #            work
 #   fresh    the README's commands in a fresh minimal Debian root: its
 #            prerequisites line, a clone, make vm, the stock verdicts
+#   bench    tools/bench --quick: its table, with ratios that are numbers
 # Each stage reports "N passed, N failed[, N skipped]" (or a kselftest
 # "# Totals:" line); the last line sums them up.
 
@@ -50,7 +51,7 @@ PROG=${0##*/}
 readonly logdir=$TOP/build/check
 
 readonly all_stages="shell build lib compare driver inputs tools add-case intree via checkpatch \
-sparse matrix leftovers ktap deadlock lava kernels fresh"
+sparse matrix leftovers ktap deadlock lava kernels fresh bench"
 
 usage()
 {
@@ -278,6 +279,11 @@ stage_kernels()
 stage_fresh()
 {
 	"$TOOLS/tests/test-fresh.sh"
+}
+
+stage_bench()
+{
+	"$TOOLS/tests/test-bench.sh" --out "$TOP/build/check/bench"
 }
 
 stage_add_case()

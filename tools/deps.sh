@@ -20,10 +20,11 @@ PROG=${0##*/}
 #   qemu-system-x86, busybox-static, kmod, util-linux: the VM and its initramfs
 #   apt-utils (apt-get download), dpkg: fetching Debian's kernel packages
 #   python3, shellcheck, sparse: the project's own checks
+#   hyperfine: tools/bench (make bench, and make check's quick one)
 #   debootstrap: the check of the README's commands on a fresh machine
 readonly packages=(
 	bc bison build-essential busybox-static cpio debootstrap dwarves flex
-	gcc-12 kmod libelf-dev libssl-dev python3 qemu-system-x86 rsync
+	gcc-12 hyperfine kmod libelf-dev libssl-dev python3 qemu-system-x86 rsync
 	shellcheck sparse util-linux xz-utils zstd
 )
 # With --lava, for make lava (tools/lava/lava.sh) only: lava-dispatcher

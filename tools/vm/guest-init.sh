@@ -62,6 +62,13 @@ DOC=/run/module_async.ktap		# what the suite printed, for the reader
 HEADER='selftests: module_async: module_async.sh'	# run_kselftest's test
 COPY_BOUND_TICKS=10			# 0.1 s each
 ARGS_BOUND_DS=250			# for each byte of the arguments (VTIME)
+FLOOR_ARG=--floor			# PRESET_ARGS' first line: power off at once
+
+# The floor of a VM run (tools/bench): the same kernel and initramfs, and
+# an /init that powers off before doing anything.
+floor=
+[ ! -r "$PRESET_ARGS" ] || read -r floor <"$PRESET_ARGS"
+[ "$floor" != "$FLOOR_ARG" ] || poweroff -f
 
 mount -t proc none /proc
 mount -t sysfs none /sys
@@ -127,6 +134,8 @@ if [ -r "$PRESET_ARGS" ]; then
 	cp "$PRESET_ARGS" "$ARGS_FILE"
 else
 	exec 4<"$RESULTS"
+	read -r uptime _ </proc/uptime
+	echo "guest-init: ready at uptime $uptime s"	# for tools/bench
 	echo "MODULE_ASYNC_READY" >&3
 	if [ "$RESULTS" != /dev/null ] && ! receive_args >"$ARGS_FILE"; then
 		args_ok=0
