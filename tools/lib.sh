@@ -264,6 +264,60 @@ entry_commit()
 	ENTRY_TMP=
 }
 
+# ---- steps keyed by their inputs ------------------------------------------
+
+# A host step whose output lies in build/ (the test modules, an initramfs)
+# is skipped when its stamp, STAMP beside the output, says it was made from
+# the same inputs (KEY: text naming them, e.g. their checksums) and its
+# outputs are still the files it wrote: each's size and modification time
+# (to the nanosecond) as they were when the stamp was written.  Anything
+# else (no stamp, another key, an output touched or gone) means the step
+# runs again.
+
+# step_text KEY FILE...: the stamp of KEY and FILEs; fails if one is missing.
+step_text()
+{
+	local f
+
+	printf '%s\n' "$1"
+	shift
+	for f in "$@"; do
+		stat -c '%s %y %n' "$f" 2>/dev/null || return 1
+	done
+}
+
+# step_current STAMP KEY FILE...: STAMP says FILEs were made from KEY.
+step_current()
+{
+	local text
+
+	[ -f "$1" ] && text=$(step_text "${@:2}") && [ "$text" = "$(cat "$1")" ]
+}
+
+# step_done STAMP KEY FILE...: FILEs were made from KEY (written last).
+step_done()
+{
+	step_text "${@:2}" >"$1.tmp.$$" && mv "$1.tmp.$$" "$1"
+}
+
+# files_key PATH...: a checksum line for each file under PATHs, in order.
+files_key()
+{
+	find "$@" -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum
+}
+
+# tools_key CMD...: where each command is, its size and time, and the time of
+# dpkg's status (an upgrade of one of their libraries changes it).
+tools_key()
+{
+	local c
+
+	for c in "$@"; do
+		stat -L -c '%s %y %n' "$(command -v "$c")"
+	done
+	stat -c '%s %y %n' /var/lib/dpkg/status 2>/dev/null || true
+}
+
 # ---- Debian packages ------------------------------------------------------
 
 # Releases the machine's apt does not serve are reached through a private apt

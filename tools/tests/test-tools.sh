@@ -462,6 +462,26 @@ chmod +x "$suite/module_async.sh" "$suite/module_async"
 
 check_rc "mkinitramfs.sh builds an initramfs" 0 \
 	"$TOOLS/vm/mkinitramfs.sh" --kernel "$entry" --suite "$suite" --out "$tmp/initrd.gz"
+# remade INPUT-CHANGE: mkinitramfs.sh, after INPUT-CHANGE (shell code), wrote
+# the image again rather than keeping it.
+remade()
+{
+	eval "$1"
+	"$TOOLS/vm/mkinitramfs.sh" --kernel "$entry" --suite "$suite" --out "$tmp/initrd.gz" \
+		>"$tmp/rc.out" 2>"$tmp/rc.err" && grep -q 'wrote ' "$tmp/rc.err"
+}
+kept()
+{
+	! remade : && grep -q 'is up to date' "$tmp/rc.err"
+}
+# shellcheck disable=SC2016 # the changes are code for remade
+{
+check "mkinitramfs.sh again from the same inputs keeps the image" kept
+check "... remakes it after a suite file changed" remade 'echo "# x" >>"$suite/settings"'
+check "... and after it changed back" remade 'sed -i "/^# x$/d" "$suite/settings"'
+check "... and when the image is not the one it wrote" remade 'touch "$tmp/initrd.gz"'
+check "... and without its stamp" remade 'rm "$tmp/initrd.gz.inputs"'
+}
 zcat "$tmp/initrd.gz" | (cd "$tmp" && mkdir -p root && cd root && cpio -id --quiet)
 root=$tmp/root
 missing=''

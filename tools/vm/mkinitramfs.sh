@@ -6,7 +6,9 @@
 # kernel's own modules the cases load (the runner's --list-modules) with
 # their dependencies, the suite in /opt/module_async/ (--suite) or a kselftest
 # install in /opt/kselftest/ (--kselftest), its test modules in
-# /lib/modules/<krel>/extra/, and tools/vm/guest-init.sh as /init.
+# /lib/modules/<krel>/extra/, and tools/vm/guest-init.sh as /init.  An
+# image made from the same inputs as the one at --out (FILE.inputs beside
+# it says which) is left as it is.
 #
 # /etc/module_async.via tells /init which way to run the suite: "direct"
 # (/opt/module_async/module_async.sh) or "run_kselftest"
@@ -107,6 +109,27 @@ if ldd "$busybox" >/dev/null 2>&1; then
 fi
 
 stale_remove "${TMPDIR:-/tmp}/mkinitramfs."
+
+# Made from: the kernel entry (a cache entry's stamp names what it holds;
+# an entry without one is never taken as unchanged), the suite, what packs
+# it and the host's tools.  The same as last time: the image stays.
+stamp=$out.inputs
+key=''
+if [ -f "$entry/.complete" ]; then
+	key=$(printf 'kernel %s %s uid %s epoch %s\n' "$(cd "$entry" && pwd)" "$krel" \
+		"$(id -u)" "${SOURCE_DATE_EPOCH:-0}"
+	      cat "$entry/.complete"
+	      printf 'module %s\n' "${kernel_modules[@]}"
+	      files_key "$suite" "$TOOLS/vm/mkinitramfs.sh" "$TOOLS/lib.sh" \
+		"$TOOLS/vm/guest-init.sh" "$TOOLS/ktap/ktap"
+	      tools_key busybox dash kmod dmesg depmod cpio gzip
+	      [ "$via" = direct ] || tools_key timeout)
+	if step_current "$stamp" "$key" "$out"; then
+		log "$out is up to date (made from the same inputs: $stamp)"
+		exit 0
+	fi
+fi
+rm -f "$stamp"
 root=$(mktemp -d "${TMPDIR:-/tmp}/mkinitramfs.$$.XXXXXX")
 trap 'rm -rf "$root"' EXIT
 mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,lib,lib64,dev,proc,sys,run,tmp,etc}
@@ -224,4 +247,5 @@ find "$root" -exec touch -h -d "@${SOURCE_DATE_EPOCH:-0}" {} +
 (cd "$root" && find . -mindepth 1 | LC_ALL=C sort |
 	cpio --quiet -o -H newc -R 0:0 --reproducible) | gzip -n -6 >"$out_tmp"
 mv "$out_tmp" "$out"
+[ -z "$key" ] || step_done "$stamp" "$key" "$out"
 log "wrote $out ($(du -h "$out" | cut -f1), kernel $krel)"
