@@ -338,12 +338,58 @@ tools_key()
 DEB_LISTS_MAX_AGE=86400
 DEB_KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 
+# apt_cache ARGS...: what apt-cache ARGS prints (its stderr dropped) and
+# its exit status.  A query costs apt-cache most of a second (several on a
+# busy machine) and a cache hit of fetch-kernel.sh makes eight, so answers
+# are kept in $CACHE/apt-answers/, keyed by the query, APT_CONFIG and the
+# state apt answers from: the size, time and inode of /etc/apt's
+# configuration, sources and preferences, of the lists in
+# /var/lib/apt/lists/ (and the private configuration's own, deb_release),
+# and of dpkg's status (installed versions weigh in apt's policy; an
+# upgrade of apt itself changes it).  An update, an install or a changed
+# source makes a new key.  Where
+# /etc/apt's configuration moves those files elsewhere (Dir, Dir::State,
+# Dir::Etc, Dir::Bin), no answer is kept.  Answers unused for a day are removed.
+apt_cache()
+{
+	local dir key f rc=0 private=()
+
+	dir=$(cache_dir)/apt-answers
+	if grep -Eqs '^[[:space:]]*Dir([[:space:]"{]|::(State|Etc|Bin))' \
+		/etc/apt/apt.conf /etc/apt/apt.conf.d/*; then
+		apt-cache "$@" 2>/dev/null
+		return
+	fi
+	[ -z "${APT_CONFIG:-}" ] ||
+		private=("$APT_CONFIG" "${APT_CONFIG%/*}"/{sources.list,preferences}*
+			 "${APT_CONFIG%/*}"/lists/*)
+	key=$({ printf '%s\0' "${APT_CONFIG:-}" "$@"
+		stat -L -c '%s %y %i %n' /var/lib/dpkg/status /etc/apt/* /etc/apt/*.d/* \
+			/var/lib/apt/lists/* \
+			${private[@]+"${private[@]}"} 2>/dev/null || true
+	      } | sha256sum)
+	f=$dir/${key%% *}
+	if [ -f "$f" ]; then
+		touch "$f"
+		tail -n +2 "$f"
+		return "$(head -n 1 "$f")"
+	fi
+	mkdir -p "$dir"
+	apt-cache "$@" >"$f.tmp.$$" 2>/dev/null || rc=$?
+	{ echo "$rc"; cat "$f.tmp.$$"; } >"$f.new.$$"
+	mv "$f.new.$$" "$f"
+	cat "$f.tmp.$$"
+	rm -f "$f.tmp.$$"
+	find "$dir" -type f -mmin +"$((DEB_LISTS_MAX_AGE / 60))" -delete 2>/dev/null || true
+	return "$rc"
+}
+
 # deb_machine_suites: "LABEL SUITE URI" for each suite of the machine's own
 # apt sources (either format), as apt-cache policy reads them; LABEL is the
 # Release file's (Debian, Debian-Security).
 deb_machine_suites()
 {
-	env -u APT_CONFIG apt-cache policy 2>/dev/null |
+	(unset APT_CONFIG; apt_cache policy) |
 		awk '$1 ~ /^[0-9]+$/ && $NF == "Packages" {
 			uri = $2; suite = $3; sub(/\/.*/, "", suite); next
 		     }
@@ -450,14 +496,14 @@ deb_release()
 # exit, head) would kill apt with SIGPIPE, a failure under pipefail.
 deb_field()
 {
-	apt-cache show "$1=$2" 2>/dev/null |
+	apt_cache show "$1=$2" |
 		awk -v f="$3:" '$1 == f && !n++ { sub(/^[^:]*: */, ""); print }'
 }
 
 # deb_default_version PACKAGE: the candidate version apt would install.
 deb_default_version()
 {
-	apt-cache policy "$1" 2>/dev/null |
+	apt_cache policy "$1" |
 		awk '$1 == "Candidate:" && !n++ { print $2 }'
 }
 
@@ -472,7 +518,7 @@ deb_index()
 	for pkg in "$@"; do
 		args+=("$pkg=$ver")
 	done
-	apt-cache show "${args[@]}" 2>/dev/null |
+	apt_cache show "${args[@]}" |
 		awk '$1 == "Package:" { p = $2 }
 		     $1 == "Architecture:" { a[p] = $2 }
 		     $1 == "SHA256:" && !(p in s) { s[p] = $2; o[++n] = p }
@@ -549,10 +595,10 @@ deb_kernel_release()
 	pkg=$(deb_depends linux-image-amd64 "$ver" '^linux-image-.*-amd64$' | sed -n 1p)
 	if [ -z "$pkg" ]; then
 		# 6.1.0-57-amd64, 6.12.118+deb12-amd64: no flavour, no metapackage
-		mapfile -t images < <(apt-cache pkgnames linux-image- 2>/dev/null |
+		mapfile -t images < <(apt_cache pkgnames linux-image- |
 			grep -E "$DEB_IMAGE_RE")
 		[ "${#images[@]}" -gt 0 ] || return 1
-		pkg=$(apt-cache madison "${images[@]}" 2>/dev/null |
+		pkg=$(apt_cache madison "${images[@]}" |
 			awk -F' *[|] *' -v v="$ver" '$2 == v && !n++ { print $1 }')
 		pkg=${pkg# }
 	fi

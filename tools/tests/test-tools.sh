@@ -107,6 +107,18 @@ no_download()
 {
 	PATH="$tmp/stub:$PATH" "$@"
 }
+# An apt-cache that records being called and fails: apt's answers are kept.
+mkdir -p "$tmp/stub-apt"
+cat >"$tmp/stub-apt/apt-cache" <<EOF
+#!/bin/sh
+echo "\$*" >>"$tmp/apt-cache.calls"
+exit 1
+EOF
+chmod +x "$tmp/stub-apt/apt-cache"
+no_apt_cache()
+{
+	PATH="$tmp/stub-apt:$PATH" "$@"
+}
 
 # ---- usage ----------------------------------------------------------------
 section "usage"
@@ -200,6 +212,10 @@ check_rc "fetch-kernel.sh again is a cache hit without apt-get" 0 \
 	no_download "$TOOLS/kernel/fetch-kernel.sh"
 [ "$(tail -n 1 "$tmp/rc.out")" = "$entry" ] || not_ok "cache hit prints the same entry"
 [ ! -e "$tmp/apt-get.calls" ] || not_ok "cache hit called apt-get" "$(cat "$tmp/apt-get.calls")"
+check_rc "fetch-kernel.sh a third time asks apt-cache nothing (its answers kept)" 0 \
+	no_apt_cache "$TOOLS/kernel/fetch-kernel.sh"
+[ ! -e "$tmp/apt-cache.calls" ] ||
+	not_ok "a cache hit called apt-cache" "$(cat "$tmp/apt-cache.calls")"
 
 check "entry has vmlinuz, krel, kdir, modules.dep" \
 	test -f "$entry/vmlinuz" -a -f "$entry/kdir/Makefile" -a -s "$moddir/modules.dep" \
