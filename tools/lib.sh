@@ -341,48 +341,66 @@ DEB_KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 # apt_cache ARGS...: what apt-cache ARGS prints (its stderr dropped) and
 # its exit status.  A query costs apt-cache most of a second (several on a
 # busy machine) and a cache hit of fetch-kernel.sh makes eight, so answers
-# are kept in $CACHE/apt-answers/, keyed by the query, APT_CONFIG and the
-# state apt answers from: the size, time and inode of /etc/apt's
-# configuration, sources and preferences, of the lists in
-# /var/lib/apt/lists/ (and the private configuration's own, deb_release),
-# and of dpkg's status (installed versions weigh in apt's policy; an
-# upgrade of apt itself changes it).  An update, an install or a changed
-# source makes a new key.  Where
-# /etc/apt's configuration moves those files elsewhere (Dir, Dir::State,
-# Dir::Etc, Dir::Bin), no answer is kept.  Answers unused for a day are removed.
+# are kept in $CACHE/apt-answers/, keyed by the query and apt_state.
+# Answers older than a day are removed.
 apt_cache()
 {
-	local dir key f rc=0 private=()
+	local state key f rc=0
 
-	dir=$(cache_dir)/apt-answers
-	if grep -Eqs '^[[:space:]]*Dir([[:space:]"{]|::(State|Etc|Bin))' \
-		/etc/apt/apt.conf /etc/apt/apt.conf.d/*; then
+	if [ "$APT_STATE_OF" = "x${APT_CONFIG:-}" ]; then
+		state=$APT_STATE
+	else
+		state=$(apt_state)
+	fi
+	if [ -z "$state" ]; then
 		apt-cache "$@" 2>/dev/null
 		return
 	fi
-	[ -z "${APT_CONFIG:-}" ] ||
-		private=("$APT_CONFIG" "${APT_CONFIG%/*}"/{sources.list,preferences}*
-			 "${APT_CONFIG%/*}"/lists/*)
-	key=$({ printf '%s\0' "${APT_CONFIG:-}" "$@"
-		stat -L -c '%s %y %i %n' /var/lib/dpkg/status /etc/apt/* /etc/apt/*.d/* \
-			/var/lib/apt/lists/* \
-			${private[@]+"${private[@]}"} 2>/dev/null || true
-	      } | sha256sum)
-	f=$dir/${key%% *}
+	key=$(printf '%s\0' "$state" "$@" | sha256sum)
+	f=$(cache_dir)/apt-answers/${key%% *}
 	if [ -f "$f" ]; then
-		touch "$f"
-		tail -n +2 "$f"
-		return "$(head -n 1 "$f")"
+		{ read -r rc; cat; } <"$f"
+		return "$rc"
 	fi
-	mkdir -p "$dir"
+	mkdir -p "${f%/*}"
 	apt-cache "$@" >"$f.tmp.$$" 2>/dev/null || rc=$?
 	{ echo "$rc"; cat "$f.tmp.$$"; } >"$f.new.$$"
 	mv "$f.new.$$" "$f"
 	cat "$f.tmp.$$"
 	rm -f "$f.tmp.$$"
-	find "$dir" -type f -mmin +"$((DEB_LISTS_MAX_AGE / 60))" -delete 2>/dev/null || true
+	find "${f%/*}" -type f -mmin +"$((DEB_LISTS_MAX_AGE / 60))" -delete 2>/dev/null || true
 	return "$rc"
 }
+
+# apt_state: a checksum of the state apt answers from, for APT_CONFIG: the
+# size, time and inode of /etc/apt's configuration, sources and
+# preferences, of the lists in /var/lib/apt/lists/ (and the private
+# configuration's own, deb_release), and of dpkg's status (installed
+# versions weigh in apt's policy; an upgrade of apt itself changes it).  An
+# update, an install or a changed source changes it.  Nothing where /etc/apt's
+# configuration moves those files elsewhere (Dir, Dir::State, Dir::Etc,
+# Dir::Bin): no answer is kept then.
+apt_state()
+{
+	local private=()
+
+	if grep -Eqs '^[[:space:]]*Dir([[:space:]"{]|::(State|Etc|Bin))' \
+		/etc/apt/apt.conf /etc/apt/apt.conf.d/*; then
+		return 0
+	fi
+	[ -z "${APT_CONFIG:-}" ] ||
+		private=("$APT_CONFIG" "${APT_CONFIG%/*}"/{sources.list,preferences}*
+			 "${APT_CONFIG%/*}"/lists/*)
+	{
+		printf '%s\0' "${APT_CONFIG:-}"
+		stat -L -c '%s %y %i %n' /var/lib/dpkg/status /etc/apt/* /etc/apt/*.d/* \
+			/var/lib/apt/lists/* ${private[@]+"${private[@]}"} 2>/dev/null || true
+	} | sha256sum | cut -d' ' -f1
+}
+
+# APT_STATE: apt_state as deb_release left apt (for APT_CONFIG x$APT_STATE_OF),
+# so that the queries after it need not work it out again.
+APT_STATE='' APT_STATE_OF=''
 
 # deb_machine_suites: "LABEL SUITE URI" for each suite of the machine's own
 # apt sources (either format), as apt-cache policy reads them; LABEL is the
@@ -416,8 +434,16 @@ deb_release_suites()
 # deb_release RELEASE: make apt serve RELEASE (a codename or suite: bullseye,
 # bookworm, bookworm-backports, trixie, sid, ...): the machine's own apt when
 # its sources list that release, else the private configuration (APT_CONFIG
-# exported), its lists refreshed first when missing or stale.
+# exported), its lists refreshed first when missing or stale; APT_STATE
+# set for it.
 deb_release()
+{
+	deb_release_apt "$1"
+	APT_STATE=$(apt_state)
+	APT_STATE_OF=x${APT_CONFIG:-}
+}
+
+deb_release_apt()
 {
 	local rel=$1 dir label suite uri debian='' security='' mirror conf fresh=true
 	local sandbox=()
