@@ -520,6 +520,11 @@ fi
 for tool in modprobe insmod rmmod lsmod depmod modinfo; do
 	[ "$(readlink "$root/sbin/$tool")" = /bin/kmod ] || not_ok "sbin/$tool is kmod"
 done
+# shellcheck disable=SC2016 # bash -c gets its values as $1...
+check "the test modules are packed once, without debug information" \
+	bash -c '[ -L "$1/opt/module_async/modules" ] &&
+		 ! readelf -S "$1/opt/module_async/modules/ma_standin.ko" | grep -q debug_info' \
+		_ "$root"
 [ ! -L "$root/bin/dmesg" ] || not_ok "bin/dmesg is util-linux's, not busybox's"
 [ "$(readlink "$root/bin/sh")" = dash ] || not_ok "bin/sh is dash"
 missing=''
