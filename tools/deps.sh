@@ -64,10 +64,14 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
+# One dpkg-query for all (one each cost a second of every warm run).
+declare -A installed=()
+while read -r pkg status; do
+	[ "$status" != installed ] || installed[$pkg]=1
+done < <(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "${wanted[@]}" 2>/dev/null || true)
 missing=()
 for pkg in "${wanted[@]}"; do
-	status=$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null || true)
-	[ "$status" = installed ] || missing+=("$pkg")
+	[ -n "${installed[$pkg]:-}" ] || missing+=("$pkg")
 done
 
 [ ${#missing[@]} -eq 0 ] && exit 0

@@ -264,6 +264,60 @@ entry_commit()
 	ENTRY_TMP=
 }
 
+# ---- steps keyed by their inputs ------------------------------------------
+
+# A host step whose output lies in build/ (the test modules, an initramfs)
+# is skipped when its stamp, STAMP beside the output, says it was made from
+# the same inputs (KEY: text naming them, e.g. their checksums) and its
+# outputs are still the files it wrote: each's size and modification time
+# (to the nanosecond) as they were when the stamp was written.  Anything
+# else (no stamp, another key, an output touched or gone) means the step
+# runs again.
+
+# step_text KEY FILE...: the stamp of KEY and FILEs; fails if one is missing.
+step_text()
+{
+	local f
+
+	printf '%s\n' "$1"
+	shift
+	for f in "$@"; do
+		stat -c '%s %y %n' "$f" 2>/dev/null || return 1
+	done
+}
+
+# step_current STAMP KEY FILE...: STAMP says FILEs were made from KEY.
+step_current()
+{
+	local text
+
+	[ -f "$1" ] && text=$(step_text "${@:2}") && [ "$text" = "$(cat "$1")" ]
+}
+
+# step_done STAMP KEY FILE...: FILEs were made from KEY (written last).
+step_done()
+{
+	step_text "${@:2}" >"$1.tmp.$$" && mv "$1.tmp.$$" "$1"
+}
+
+# files_key PATH...: a checksum line for each file under PATHs, in order.
+files_key()
+{
+	find "$@" -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum
+}
+
+# tools_key CMD...: where each command is, its size and time, and the time of
+# dpkg's status (an upgrade of one of their libraries changes it).
+tools_key()
+{
+	local c
+
+	for c in "$@"; do
+		stat -L -c '%s %y %n' "$(command -v "$c")"
+	done
+	stat -c '%s %y %n' /var/lib/dpkg/status 2>/dev/null || true
+}
+
 # ---- Debian packages ------------------------------------------------------
 
 # Releases the machine's apt does not serve are reached through a private apt
@@ -284,12 +338,76 @@ entry_commit()
 DEB_LISTS_MAX_AGE=86400
 DEB_KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 
+# apt_cache ARGS...: what apt-cache ARGS prints (its stderr dropped) and
+# its exit status.  A query costs apt-cache most of a second (several on a
+# busy machine) and a cache hit of fetch-kernel.sh makes eight, so answers
+# are kept in $CACHE/apt-answers/, keyed by the query and apt_state.
+# Answers older than a day are removed.
+apt_cache()
+{
+	local state key f rc=0
+
+	if [ "$APT_STATE_OF" = "x${APT_CONFIG:-}" ]; then
+		state=$APT_STATE
+	else
+		state=$(apt_state)
+	fi
+	if [ -z "$state" ]; then
+		apt-cache "$@" 2>/dev/null
+		return
+	fi
+	key=$(printf '%s\0' "$state" "$@" | sha256sum)
+	f=$(cache_dir)/apt-answers/${key%% *}
+	if [ -f "$f" ]; then
+		{ read -r rc; cat; } <"$f"
+		return "$rc"
+	fi
+	mkdir -p "${f%/*}"
+	apt-cache "$@" >"$f.tmp.$$" 2>/dev/null || rc=$?
+	{ echo "$rc"; cat "$f.tmp.$$"; } >"$f.new.$$"
+	mv "$f.new.$$" "$f"
+	cat "$f.tmp.$$"
+	rm -f "$f.tmp.$$"
+	find "${f%/*}" -type f -mmin +"$((DEB_LISTS_MAX_AGE / 60))" -delete 2>/dev/null || true
+	return "$rc"
+}
+
+# apt_state: a checksum of the state apt answers from, for APT_CONFIG: the
+# size, time and inode of /etc/apt's configuration, sources and
+# preferences, of the lists in /var/lib/apt/lists/ (and the private
+# configuration's own, deb_release), and of dpkg's status (installed
+# versions weigh in apt's policy; an upgrade of apt itself changes it).  An
+# update, an install or a changed source changes it.  Nothing where /etc/apt's
+# configuration moves those files elsewhere (Dir, Dir::State, Dir::Etc,
+# Dir::Bin): no answer is kept then.
+apt_state()
+{
+	local private=()
+
+	if grep -Eqs '^[[:space:]]*Dir([[:space:]"{]|::(State|Etc|Bin))' \
+		/etc/apt/apt.conf /etc/apt/apt.conf.d/*; then
+		return 0
+	fi
+	[ -z "${APT_CONFIG:-}" ] ||
+		private=("$APT_CONFIG" "${APT_CONFIG%/*}"/{sources.list,preferences}*
+			 "${APT_CONFIG%/*}"/lists/*)
+	{
+		printf '%s\0' "${APT_CONFIG:-}"
+		stat -L -c '%s %y %i %n' /var/lib/dpkg/status /etc/apt/* /etc/apt/*.d/* \
+			/var/lib/apt/lists/* ${private[@]+"${private[@]}"} 2>/dev/null || true
+	} | sha256sum | cut -d' ' -f1
+}
+
+# APT_STATE: apt_state as deb_release left apt (for APT_CONFIG x$APT_STATE_OF),
+# so that the queries after it need not work it out again.
+APT_STATE='' APT_STATE_OF=''
+
 # deb_machine_suites: "LABEL SUITE URI" for each suite of the machine's own
 # apt sources (either format), as apt-cache policy reads them; LABEL is the
 # Release file's (Debian, Debian-Security).
 deb_machine_suites()
 {
-	env -u APT_CONFIG apt-cache policy 2>/dev/null |
+	(unset APT_CONFIG; apt_cache policy) |
 		awk '$1 ~ /^[0-9]+$/ && $NF == "Packages" {
 			uri = $2; suite = $3; sub(/\/.*/, "", suite); next
 		     }
@@ -316,8 +434,16 @@ deb_release_suites()
 # deb_release RELEASE: make apt serve RELEASE (a codename or suite: bullseye,
 # bookworm, bookworm-backports, trixie, sid, ...): the machine's own apt when
 # its sources list that release, else the private configuration (APT_CONFIG
-# exported), its lists refreshed first when missing or stale.
+# exported), its lists refreshed first when missing or stale; APT_STATE
+# set for it.
 deb_release()
+{
+	deb_release_apt "$1"
+	APT_STATE=$(apt_state)
+	APT_STATE_OF=x${APT_CONFIG:-}
+}
+
+deb_release_apt()
 {
 	local rel=$1 dir label suite uri debian='' security='' mirror conf fresh=true
 	local sandbox=()
@@ -396,14 +522,14 @@ deb_release()
 # exit, head) would kill apt with SIGPIPE, a failure under pipefail.
 deb_field()
 {
-	apt-cache show "$1=$2" 2>/dev/null |
+	apt_cache show "$1=$2" |
 		awk -v f="$3:" '$1 == f && !n++ { sub(/^[^:]*: */, ""); print }'
 }
 
 # deb_default_version PACKAGE: the candidate version apt would install.
 deb_default_version()
 {
-	apt-cache policy "$1" 2>/dev/null |
+	apt_cache policy "$1" |
 		awk '$1 == "Candidate:" && !n++ { print $2 }'
 }
 
@@ -418,7 +544,7 @@ deb_index()
 	for pkg in "$@"; do
 		args+=("$pkg=$ver")
 	done
-	apt-cache show "${args[@]}" 2>/dev/null |
+	apt_cache show "${args[@]}" |
 		awk '$1 == "Package:" { p = $2 }
 		     $1 == "Architecture:" { a[p] = $2 }
 		     $1 == "SHA256:" && !(p in s) { s[p] = $2; o[++n] = p }
@@ -495,10 +621,10 @@ deb_kernel_release()
 	pkg=$(deb_depends linux-image-amd64 "$ver" '^linux-image-.*-amd64$' | sed -n 1p)
 	if [ -z "$pkg" ]; then
 		# 6.1.0-57-amd64, 6.12.118+deb12-amd64: no flavour, no metapackage
-		mapfile -t images < <(apt-cache pkgnames linux-image- 2>/dev/null |
+		mapfile -t images < <(apt_cache pkgnames linux-image- |
 			grep -E "$DEB_IMAGE_RE")
 		[ "${#images[@]}" -gt 0 ] || return 1
-		pkg=$(apt-cache madison "${images[@]}" 2>/dev/null |
+		pkg=$(apt_cache madison "${images[@]}" |
 			awk -F' *[|] *' -v v="$ver" '$2 == v && !n++ { print $1 }')
 		pkg=${pkg# }
 	fi

@@ -107,6 +107,18 @@ no_download()
 {
 	PATH="$tmp/stub:$PATH" "$@"
 }
+# An apt-cache that records being called and fails: apt's answers are kept.
+mkdir -p "$tmp/stub-apt"
+cat >"$tmp/stub-apt/apt-cache" <<EOF
+#!/bin/sh
+echo "\$*" >>"$tmp/apt-cache.calls"
+exit 1
+EOF
+chmod +x "$tmp/stub-apt/apt-cache"
+no_apt_cache()
+{
+	PATH="$tmp/stub-apt:$PATH" "$@"
+}
 
 # ---- usage ----------------------------------------------------------------
 section "usage"
@@ -200,6 +212,10 @@ check_rc "fetch-kernel.sh again is a cache hit without apt-get" 0 \
 	no_download "$TOOLS/kernel/fetch-kernel.sh"
 [ "$(tail -n 1 "$tmp/rc.out")" = "$entry" ] || not_ok "cache hit prints the same entry"
 [ ! -e "$tmp/apt-get.calls" ] || not_ok "cache hit called apt-get" "$(cat "$tmp/apt-get.calls")"
+check_rc "fetch-kernel.sh a third time asks apt-cache nothing (its answers kept)" 0 \
+	no_apt_cache "$TOOLS/kernel/fetch-kernel.sh"
+[ ! -e "$tmp/apt-cache.calls" ] ||
+	not_ok "a cache hit called apt-cache" "$(cat "$tmp/apt-cache.calls")"
 
 check "entry has vmlinuz, krel, kdir, modules.dep" \
 	test -f "$entry/vmlinuz" -a -f "$entry/kdir/Makefile" -a -s "$moddir/modules.dep" \
@@ -468,6 +484,26 @@ chmod +x "$suite/module_async.sh" "$suite/module_async"
 
 check_rc "mkinitramfs.sh builds an initramfs" 0 \
 	"$TOOLS/vm/mkinitramfs.sh" --kernel "$entry" --suite "$suite" --out "$tmp/initrd.gz"
+# remade INPUT-CHANGE: mkinitramfs.sh, after INPUT-CHANGE (shell code), wrote
+# the image again rather than keeping it.
+remade()
+{
+	eval "$1"
+	"$TOOLS/vm/mkinitramfs.sh" --kernel "$entry" --suite "$suite" --out "$tmp/initrd.gz" \
+		>"$tmp/rc.out" 2>"$tmp/rc.err" && grep -q 'wrote ' "$tmp/rc.err"
+}
+kept()
+{
+	! remade : && grep -q 'is up to date' "$tmp/rc.err"
+}
+# shellcheck disable=SC2016 # the changes are code for remade
+{
+check "mkinitramfs.sh again from the same inputs keeps the image" kept
+check "... remakes it after a suite file changed" remade 'echo "# x" >>"$suite/settings"'
+check "... and after it changed back" remade 'sed -i "/^# x$/d" "$suite/settings"'
+check "... and when the image is not the one it wrote" remade 'touch "$tmp/initrd.gz"'
+check "... and without its stamp" remade 'rm "$tmp/initrd.gz.inputs"'
+}
 zcat "$tmp/initrd.gz" | (cd "$tmp" && mkdir -p root && cd root && cpio -id --quiet)
 root=$tmp/root
 missing=''
@@ -490,6 +526,11 @@ fi
 for tool in modprobe insmod rmmod lsmod depmod modinfo; do
 	[ "$(readlink "$root/sbin/$tool")" = /bin/kmod ] || not_ok "sbin/$tool is kmod"
 done
+# shellcheck disable=SC2016 # bash -c gets its values as $1...
+check "the test modules are packed once, without debug information" \
+	bash -c '[ -L "$1/opt/module_async/modules" ] &&
+		 ! readelf -S "$1/opt/module_async/modules/ma_standin.ko" | grep -q debug_info' \
+		_ "$root"
 [ ! -L "$root/bin/dmesg" ] || not_ok "bin/dmesg is util-linux's, not busybox's"
 [ "$(readlink "$root/bin/sh")" = dash ] || not_ok "bin/sh is dash"
 missing=''
@@ -614,7 +655,8 @@ start=$SECONDS
 "$suite/module_async" --list --scenario wedge >"$tmp/wedge.cases"
 check_rc "vm-run.sh resumes after wedges in fresh VMs: rc 1" 1 \
 	"$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out-wedge" \
-		--accel tcg --timeout "$watchdog" --cases "$tmp/wedge.cases" -- --scenario wedge
+		--accel tcg --timeout "$watchdog" --cases "$tmp/wedge.cases" -- --scenario wedge \
+		--allow-deadlock
 took=$((SECONDS - start))
 # timeless DOC: DOC with its clocks and times as S.
 timeless()
@@ -690,6 +732,8 @@ check "the hanging case is ERROR: no end marker" \
 check "the new VMs are noted" \
 	grep -qx '# resumed in a fresh VM (boot 2) after the guest died in panic' \
 		"$tmp/out-die/results.ktap"
+check "without --allow-deadlock no state is saved: boot 2 booted afresh" \
+	grep -qx 'vm-boot.sh: boot 2: no saved state: booting afresh' "$tmp/rc.err"
 log "die scenario: 2 boots in $took s"
 
 # A state QEMU refuses to restore: the boot falls back to booting afresh,

@@ -70,11 +70,12 @@ floor=
 [ ! -r "$PRESET_ARGS" ] || read -r floor <"$PRESET_ARGS"
 [ "$floor" != "$FLOOR_ARG" ] || poweroff -f
 
+# The image has the rest: /run, /tmp, and /sbin/modprobe (kmod), which the
+# kernel runs for request_module() (CONFIG_MODPROBE_PATH).
 mount -t proc none /proc
 mount -t sysfs none /sys
 mount -t devtmpfs none /dev
 mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
-mkdir -p /dev/pts /run /tmp
 # What udev would make: the kselftest runner appends to /dev/stdout (which
 # would otherwise be a new regular file on devtmpfs).
 ln -sfn /proc/self/fd /dev/fd
@@ -87,11 +88,6 @@ exec </dev/console >/dev/console 2>&1
 if [ -w /proc/sys/kernel/hung_task_timeout_secs ]; then
 	echo 10 >/proc/sys/kernel/hung_task_timeout_secs
 fi
-
-# The kernel runs CONFIG_MODPROBE_PATH (/sbin/modprobe) for request_module().
-for tool in modprobe insmod rmmod lsmod depmod modinfo; do
-	[ -e /sbin/$tool ] || ln -s /bin/kmod /sbin/$tool
-done
 
 via=direct
 [ ! -r "$VIA_FILE" ] || read -r via <"$VIA_FILE"

@@ -6,7 +6,10 @@
 # kernel's own modules the cases load (the runner's --list-modules) with
 # their dependencies, the suite in /opt/module_async/ (--suite) or a kselftest
 # install in /opt/kselftest/ (--kselftest), its test modules in
-# /lib/modules/<krel>/extra/, and tools/vm/guest-init.sh as /init.
+# /lib/modules/<krel>/extra/ (the suite's modules/ a link there), and
+# tools/vm/guest-init.sh as /init.  An
+# image made from the same inputs as the one at --out (FILE.inputs beside
+# it says which) is left as it is.
 #
 # /etc/module_async.via tells /init which way to run the suite: "direct"
 # (/opt/module_async/module_async.sh) or "run_kselftest"
@@ -74,7 +77,7 @@ done
 [ -z "$suite" ] || [ -z "$ksft" ] || usage_error "--suite and --kselftest exclude each other"
 [ -n "$out" ] || usage_error "--out is required"
 
-need_cmd busybox dash kmod dmesg ldd depmod cpio gzip find sort
+need_cmd busybox dash kmod dmesg ldd depmod cpio gzip find sort strip realpath
 
 [ -f "$entry/krel" ] || die "$entry is not a kernel entry: no krel file"
 krel=$(cat "$entry/krel")
@@ -107,6 +110,27 @@ if ldd "$busybox" >/dev/null 2>&1; then
 fi
 
 stale_remove "${TMPDIR:-/tmp}/mkinitramfs."
+
+# Made from: the kernel entry (a cache entry's stamp names what it holds;
+# an entry without one is never taken as unchanged), the suite, what packs
+# it and the host's tools.  The same as last time: the image stays.
+stamp=$out.inputs
+key=''
+if [ -f "$entry/.complete" ]; then
+	key=$(printf 'kernel %s %s uid %s epoch %s\n' "$(cd "$entry" && pwd)" "$krel" \
+		"$(id -u)" "${SOURCE_DATE_EPOCH:-0}"
+	      cat "$entry/.complete"
+	      printf 'module %s\n' "${kernel_modules[@]}"
+	      files_key "$suite" "$TOOLS/vm/mkinitramfs.sh" "$TOOLS/lib.sh" \
+		"$TOOLS/vm/guest-init.sh" "$TOOLS/ktap/ktap"
+	      tools_key busybox dash kmod dmesg depmod cpio gzip strip
+	      [ "$via" = direct ] || tools_key timeout)
+	if step_current "$stamp" "$key" "$out"; then
+		log "$out is up to date (made from the same inputs: $stamp)"
+		exit 0
+	fi
+fi
+rm -f "$stamp"
 root=$(mktemp -d "${TMPDIR:-/tmp}/mkinitramfs.$$.XXXXXX")
 trap 'rm -rf "$root"' EXIT
 mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,lib,lib64,dev,proc,sys,run,tmp,etc}
@@ -207,8 +231,17 @@ kos=("$kodir"/*.ko)
 if [ ${#kos[@]} -eq 0 ]; then
 	log "warning: no test modules in $kodir/"
 else
-	mkdir -p "$root/lib/modules/$krel/extra"
-	cp "${kos[@]}" "$root/lib/modules/$krel/extra/"
+	# Once, without their debug information (kallsyms keeps their
+	# symbols): 35 kB, not 1.4 MB twice, for the guest to unpack; the
+	# suite's modules/ is a link to them.
+	extra=$root/lib/modules/$krel/extra
+	mkdir -p "$extra"
+	for ko in "${kos[@]}"; do
+		strip --strip-debug -o "$extra/${ko##*/}" "$ko"
+	done
+	mods=$root$optdir/${kodir#"$suite"/}
+	rm -r "$mods"
+	ln -s "$(realpath -m --relative-to="${mods%/*}" "$extra")" "$mods"
 fi
 depmod -b "$root" "$krel"
 
@@ -224,4 +257,5 @@ find "$root" -exec touch -h -d "@${SOURCE_DATE_EPOCH:-0}" {} +
 (cd "$root" && find . -mindepth 1 | LC_ALL=C sort |
 	cpio --quiet -o -H newc -R 0:0 --reproducible) | gzip -n -6 >"$out_tmp"
 mv "$out_tmp" "$out"
+[ -z "$key" ] || step_done "$stamp" "$key" "$out"
 log "wrote $out ($(du -h "$out" | cut -f1), kernel $krel)"

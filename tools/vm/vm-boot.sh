@@ -55,7 +55,6 @@ readonly KTAP=$TOOLS/ktap/ktap
 
 readonly KVM_BOOT_BOUND_S=5	# a working KVM guest prints "Linux version" in < 1 s
 readonly BEGIN_BOUND_S=120	# TCG reaches the suite in ~7 s; --timeout if shorter
-readonly POWEROFF_BOUND_MS=2000	# the results are complete: do not wait for sysrq
 # After a wedge the guest's end marker follows the driver's cleanup report
 # (module_async.sh: one look, or 2 s for a killed runner's jobs) and the
 # copy of the suite's output (guest-init.sh: 1 s at most), a few seconds
@@ -369,26 +368,6 @@ watch()
 	done
 }
 
-# power_off OUTCOME: after a clean run the guest powers off by itself: let
-# it, briefly.  After a wedge it cannot, and everything is in: no need to
-# wait.  QEMU is stopped when this returns.
-power_off()
-{
-	local bound_ms
-
-	if [ "$1" = end ] && [ "$saw_wedge" = 0 ] && qemu_alive "$qemu_pid"; then
-		now
-		bound_ms=$((NOW + POWEROFF_BOUND_MS))
-		while qemu_alive "$qemu_pid" && [ "$NOW" -lt "$bound_ms" ]; do
-			sleep "$POLL_S"
-			now
-		done
-		! qemu_alive "$qemu_pid" ||
-			log "boot $boot: the guest did not power off: stopping QEMU"
-	fi
-	qemu_stop "$qemu_pid"
-}
-
 mkdir -p "$out"
 touch "$console" "$serial1"
 log "boot $boot: booting $image under $([ "$accel" = tcg ] && echo TCG || echo KVM)$note"
@@ -401,7 +380,11 @@ fi
 watch >"$record.outcome"
 outcome=$(cat "$record.outcome")
 rm -f "$record.outcome"
-power_off "$outcome"
+# Whatever the outcome, everything the boot will say is in (the end marker
+# follows the suite's last line; a wedged or dead guest says no more): QEMU
+# is stopped now.  A guest that ended cleanly would power off by itself
+# (guest-init.sh), 1.5 s more under TCG that no result waits for.
+qemu_stop "$qemu_pid"
 read_new
 exec {results_fd}<&-
 cat "$results" >>"$serial1"

@@ -333,16 +333,37 @@ if [ "$via" = run_kselftest ]; then
 fi
 
 # Kbuild writes its output next to the sources of an external module, so
-# each kernel gets its own copy of modules/.
-rsync -a --delete --exclude '*.ko' --exclude '*.o' "$TOP/modules/" "$out/modules-build/"
-make -s -C "$out/modules-build" KDIR="$entry/kdir" >&2 ||
-	die "could not build the test modules against $entry/kdir"
+# each kernel gets its own copy of modules/ (kbuild's files in it kept).
+# Built from the same sources against the same cache entry (its stamp)
+# with the same tools as last time: kbuild is not even asked.
+build=$out/modules-build
+mods_key=''
+if [ -f "$entry/.complete" ]; then
+	mods_key=$(printf 'kdir %s\n' "$(readlink -f "$entry/kdir")"
+		   cat "$entry/.complete"
+		   find "$TOP/modules" -maxdepth 1 -type f \( -name '*.[ch]' -o -name Makefile \) \
+			-print0 | LC_ALL=C sort -z | xargs -0 sha256sum
+		   tools_key make gcc)
+fi
+shopt -s nullglob
+if [ -n "$mods_key" ] && step_current "$build.inputs" "$mods_key" "$build"/*.ko; then
+	log "test modules up to date ($build.inputs)"
+else
+	rm -f "$build.inputs"
+	rsync -a --delete --exclude '*.ko' --exclude '*.o' --exclude '*.mod' \
+		--exclude '*.mod.c' --exclude '.*.cmd' --exclude Module.symvers \
+		--exclude modules.order "$TOP/modules/" "$build/"
+	make -s -C "$build" KDIR="$entry/kdir" >&2 ||
+		die "could not build the test modules against $entry/kdir"
+	[ -z "$mods_key" ] || step_done "$build.inputs" "$mods_key" "$build"/*.ko
+fi
+shopt -u nullglob
 
 rm -rf "$stage"
 mkdir -p "$stage/modules"
 cp "$TOP/module_async.sh" "$runner" "$TOP/config" "$stage/"
 [ -e "$TOP/settings" ] && cp "$TOP/settings" "$stage/"
-cp "$out"/modules-build/*.ko "$stage/modules/"
+cp "$build"/*.ko "$stage/modules/"
 
 "$TOOLS/vm/mkinitramfs.sh" --kernel "$entry" --suite "$stage" \
 	--out "$out/initramfs.cpio.gz" >&2 || die "could not build the initramfs"
