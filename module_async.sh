@@ -25,12 +25,14 @@ async_probe_knob=/sys/module/module/parameters/async_probe
 # The test modules the suite may load: those built into the modules
 # directory (modules/Makefile's obj-m). The trap unloads those it finds
 # loaded that were not loaded before the run.
+# Each in $modules, set without a fork: forks are slow in a VM.
 test_modules()
 {
+	modules=
 	for ko in "$modules_dir"/*.ko; do
 		[ -e "$ko" ] || continue
 		ko=${ko##*/}
-		echo "${ko%.ko}"
+		modules="$modules ${ko%.ko}"
 	done
 }
 
@@ -51,7 +53,7 @@ is_loaded()
 knob()
 {
 	value=
-	read -r value <"/sys/module/$1/parameters/$2" 2>/dev/null || true
+	{ read -r value <"/sys/module/$1/parameters/$2"; } 2>/dev/null || true
 }
 
 # A test module whose async job started and has not finished once its gate
@@ -123,8 +125,10 @@ cleanup()
 			fi
 		done
 	fi
+	value=
+	{ read -r value <"$async_probe_knob"; } 2>/dev/null
 	if [ -n "$saved_async_probe" ] && [ -w "$async_probe_knob" ] &&
-	   [ "$(cat "$async_probe_knob")" != "$saved_async_probe" ]; then
+	   [ "$value" != "$saved_async_probe" ]; then
 		echo "$saved_async_probe" > "$async_probe_knob"
 	fi
 }
@@ -137,11 +141,6 @@ for arg in "$@"; do
 	-h | --help | -l | --list | --list-modules) exec "$runner" "$@" ;;
 	esac
 done
-# Validate the options first: the runner checks every argument before it
-# lists the cases, so a bad one (an unknown option, a missing value, a
-# stray word) is a usage error, exit 2, before any prerequisite.
-"$runner" --list "$@" > /dev/null || exit $?
-
 # The runner's own --modules-dir, if given, holds the modules the trap
 # unloads.
 prev=
@@ -155,18 +154,21 @@ for arg in "$@"; do
 	prev=$arg
 done
 
-modules=$(test_modules)
+test_modules
 runner_returned=
 loaded_before=
 for mod in $modules; do
 	is_loaded "$mod" && loaded_before="$loaded_before $mod"
 done
-saved_async_probe=$(cat "$async_probe_knob" 2>/dev/null)
+saved_async_probe=
+{ read -r saved_async_probe <"$async_probe_knob"; } 2>/dev/null
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM HUP
 
-# The runner checks the prerequisites (root, module support, the test
+# The runner checks every argument first, so a bad one (an unknown option,
+# a missing value, a stray word) is a usage error, exit 2, before anything
+# is loaded; then the prerequisites (root, module support, the test
 # modules built for this kernel, no signature enforcement or lockdown);
 # with MODULE_ASYNC_WHOLE_SUITE_SKIP set, a missing one is a whole-suite
 # SKIP (exit 4) with its reason.
