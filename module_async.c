@@ -24,8 +24,9 @@
  * plain load's time count as held ("# held:" says which). Loads and
  * unloads run in child processes under a watchdog (lib/child.h). The policy
  * is named from facts so measured: which async work a load waits for (its
- * init's own, its init's worker's, unrelated work) and whether async_probe
- * skips that wait ("# facts:", "# policy:"). Cases that would deadlock
+ * init's own, its init's worker's, unrelated work, and work queued before a
+ * load whose init uses async) and whether async_probe skips that wait
+ * ("# facts:", "# policy:"). Cases that would deadlock
  * this kernel for good ("unsafe") run only where those facts say they
  * cannot, or with --allow-deadlock in a throw-away VM.
  *
