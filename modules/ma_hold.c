@@ -3,7 +3,7 @@
  * ma_hold - a module whose init holds on a gate, and uses no async itself
  *
  * Its init marks "started", waits on the gate until the runner writes 1 to
- * "open" (or gate_ms expires) and returns. While it waits the load is under
+ * "open" (or gate_ms expires), marks "done" and returns. While it waits the load is under
  * way for as long as the runner likes: what else happens meanwhile (async
  * work an unrelated task queues, a second request for this same module)
  * happens during the load, by construction. The knobs exist from before
@@ -21,6 +21,7 @@
 MA_KNOB_GATE_MS();
 MA_KNOB_OPEN();
 MA_KNOB_STARTED();
+MA_KNOB_DONE();
 MA_KNOB_TIMED_OUT();
 
 /* Never queued: the init holds, not an async job. */
@@ -32,6 +33,7 @@ static int __init ma_hold_init(void)
 {
 	ma_job_begin();
 	ma_job_hold();
+	WRITE_ONCE(ma_job.done, 1);
 	return 0;
 }
 module_init(ma_hold_init);

@@ -2,9 +2,9 @@
 /*
  * ma_init_request - ma_request whose job the init queues
  *
- * ma_request's code and knobs (target, given at load here), and an init
- * that queues its job: a module whose init schedules async work that loads
- * a module. The load waits for the job wherever do_init_module() waits for
+ * ma_request's code and knobs (target, and open=1 for a gate open from
+ * the start, given at load here), and an init that queues its job: a
+ * module whose init schedules async work that loads a module. The load waits for the job wherever do_init_module() waits for
  * its init's async work; the job waits for the target's load, which must
  * not wait for the job.
  *

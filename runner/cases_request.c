@@ -17,14 +17,18 @@
 /* A module name no modprobe will find (warn_on_sync_request_from_async). */
 #define ABSENT_MODULE		"ma_absent_module"
 
-/* Load @module (ma_request or its twin) with @target, start its job. */
+/*
+ * Load @module (ma_request or its twin) with @target, start its job: it
+ * requests @target at once, or, @held, once its gate opens.
+ */
 static bool request_start(struct case_ctx *ctx, const char *module,
-			  const char *target)
+			  const char *target, bool held)
 {
 	char params[128];
 	int ret;
 
-	snprintf(params, sizeof(params), "target=%s", target);
+	snprintf(params, sizeof(params), "target=%s%s", target,
+		 held ? "" : " open=1");
 	ret = test_module_load(ctx->suite, module, params);
 	if (ret) {
 		fail_load(ctx, module, ret);
@@ -79,7 +83,7 @@ static bool request_from_async(struct case_ctx *ctx, const char *target,
 {
 	long long begin = now_us();
 
-	return request_start(ctx, "ma_request", target) &&
+	return request_start(ctx, "ma_request", target, false) &&
 	       request_wait(ctx, "ma_request", target, begin, result);
 }
 
@@ -263,48 +267,61 @@ void case_nested_async_load(struct case_ctx *ctx)
 }
 
 /*
- * The same module requested from two async jobs at once: ma_request's job
- * requests ma_hold, whose init holds on its gate; while it holds, the
- * twin's job requests ma_hold too (its modprobe seen running, or its
- * request already back). Then the gate opens. The second request waits for
- * the first load (add_unformed_module() in 6.1, idempotent() in 7.2) or
- * finds the module there, and never runs an init of its own; the first
- * load's do_init_module() must not wait for either job. Where it waits
- * for all async work: the 2013 deadlock, with two jobs in it.
+ * The same module requested from two async jobs at once: ma_request's and
+ * ma_request_twin's jobs, both queued and held on their gates before
+ * either requests ma_hold, are let go together; once ma_hold's init holds
+ * on its gate and the other request is seen (a second modprobe running, or
+ * that request back) the gate opens. The second request waits for the
+ * first load (add_unformed_module() in 6.1, idempotent() in 7.2) or finds
+ * the module there, and never runs an init of its own; the load's
+ * do_init_module() must wait for neither job: both were queued before it
+ * began. Where it waits for all async work: the 2013 deadlock, with two
+ * jobs in it. (A job queued while the load runs that requests the same
+ * module deadlocks with it on every kernel: the fixed series' cover letter
+ * says so.)
  */
 void case_request_module_twice_from_async(struct case_ctx *ctx)
 {
 	static const char * const jobs[] = { "ma_request", "ma_request_twin" };
 	struct suite *s = ctx->suite;
 	long long begin = now_us(), deadline;
-	long result[ARRAY_SIZE(jobs)], done = 0;
+	long result[ARRAY_SIZE(jobs)], done[ARRAY_SIZE(jobs)] = { 0 };
 	size_t i;
-	int ret;
+	int ret = 0;
 
 	if (skip_if_warn_panics(ctx) || skip_unless_loadable(ctx, "ma_hold"))
 		return;
-	if (!request_start(ctx, jobs[0], "ma_hold"))
-		return;
-	ret = knob_wait_long("ma_hold", "started", 1, s->timeout_ms, NULL);
+	for (i = 0; i < ARRAY_SIZE(jobs); i++)
+		if (!request_start(ctx, jobs[i], "ma_hold", true))
+			return;
+	for (i = 0; i < ARRAY_SIZE(jobs) && !ret; i++)
+		ret = knob_wait_long(jobs[i], "started", 1, s->timeout_ms, NULL);
+	for (i = 0; i < ARRAY_SIZE(jobs); i++)
+		gate_open(jobs[i]);
+	if (!ret)
+		ret = knob_wait_long("ma_hold", "started", 1, s->timeout_ms, NULL);
 	if (ret) {
 		log_knobs(jobs[0]);
+		log_knobs(jobs[1]);
 		verdict(ctx, KTAP_FAIL,
-			"ma_hold's init did not start within %d ms", s->timeout_ms);
+			"the jobs and ma_hold's init did not start within %d ms",
+			s->timeout_ms);
 		return;
 	}
-	if (!request_start(ctx, jobs[1], "ma_hold"))
-		return;
 	deadline = now_us() + s->timeout_ms * 1000LL;
-	while (tasks_named("modprobe") < 2 &&
-	       (knob_read_long(jobs[1], "done", &done) || !done)) {
+	while (tasks_named("modprobe") < 2) {
+		knob_read_long(jobs[0], "done", &done[0]);
+		knob_read_long(jobs[1], "done", &done[1]);
+		if (done[0] || done[1])
+			break;
 		if (now_us() >= deadline) {
 			diag("no second modprobe seen within %d ms", s->timeout_ms);
 			break;
 		}
 		sleep_ms(KNOB_POLL_STEP_MS);
 	}
-	diag("the second request is %s while ma_hold's init holds",
-	     done ? "back" : "under way");
+	diag("the other request is %s while ma_hold's init holds",
+	     done[0] || done[1] ? "back" : "under way");
 	gate_open("ma_hold");
 
 	for (i = 0; i < ARRAY_SIZE(jobs); i++)
@@ -340,7 +357,8 @@ void case_init_async_job_loads_module(struct case_ctx *ctx)
 
 	if (skip_if_warn_panics(ctx) || skip_unless_loadable(ctx, "ma_nested"))
 		return;
-	ret = test_load_start(s, &t, "ma_init_request", "target=ma_nested");
+	ret = test_load_start(s, &t, "ma_init_request",
+			      "target=ma_nested open=1");
 	if (ret) {
 		verdict(ctx, KTAP_FAIL, "cannot start loading ma_init_request: %s",
 			strerror(-ret));
