@@ -4,9 +4,10 @@
  *
  * ma_request's code and knobs (target, and open=1 for a gate open from
  * the start, given at load here), and an init that queues its job: a
- * module whose init schedules async work that loads a module. The load waits for the job wherever do_init_module() waits for
- * its init's async work; the job waits for the target's load, which must
- * not wait for the job.
+ * module whose init schedules async work that loads a module. The load
+ * waits for the job wherever do_init_module() waits for its init's async
+ * work; the job waits for the target's load, which must not wait for the
+ * job.
  *
  * Where do_init_module() waits for all async work the target's load waits
  * for the job: a deadlock. With the 3.8 flag too when the target's init
