@@ -24,8 +24,9 @@
  * plain load's time count as held ("# held:" says which). Loads and
  * unloads run in child processes under a watchdog (lib/child.h). The policy
  * is named from facts so measured: which async work a load waits for (its
- * init's own, its init's worker's, unrelated work) and whether async_probe
- * skips that wait ("# facts:", "# policy:"). Cases that would deadlock
+ * init's own, its init's worker's, unrelated work, and work queued before a
+ * load whose init uses async) and whether async_probe skips that wait
+ * ("# facts:", "# policy:"). Cases that would deadlock
  * this kernel for good ("unsafe") run only where those facts say they
  * cannot, or with --allow-deadlock in a throw-away VM.
  *
@@ -127,6 +128,14 @@ static const struct ma_case cases[] = {
 	  MODULES("ma_request", "ma_nested"), NULL },
 	{ "warn_on_sync_request_from_async", SAFE,
 	  case_warn_on_sync_request_from_async, MODULES("ma_request"), NULL },
+	{ "unrelated_async_during_init", SAFE,
+	  case_unrelated_async_during_init, MODULES("ma_gate", "ma_hold"), NULL },
+	{ "request_module_twice_from_async", UNSAFE_IF_ALWAYS_SYNC,
+	  case_request_module_twice_from_async,
+	  MODULES("ma_request", "ma_request_twin", "ma_hold"), NULL },
+	{ "init_async_job_loads_module", UNSAFE,
+	  case_init_async_job_loads_module,
+	  MODULES("ma_init_request", "ma_nested"), NULL },
 };
 
 /* Add the names of @list not in @set (NULL-ended, room for @max) to it. */

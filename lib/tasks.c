@@ -132,6 +132,26 @@ int tasks_dump_blocked(void)
 	return count;
 }
 
+int tasks_named(const char *comm)
+{
+	char name[TASK_COMM_LEN];
+	struct dirent *de;
+	int count = 0;
+	DIR *dir;
+
+	dir = opendir(proc_root);
+	if (!dir)
+		return 0;
+	while ((de = readdir(dir))) {
+		if (isdigit((unsigned char)de->d_name[0]) &&
+		    !task_comm(atoi(de->d_name), name, sizeof(name)) &&
+		    !strcmp(name, comm))
+			count++;
+	}
+	closedir(dir);
+	return count;
+}
+
 /* ---- stacks as frames --------------------------------------------------- */
 
 /*

@@ -34,6 +34,9 @@ void task_dump(pid_t pid);
 /* Log every task in uninterruptible sleep (D); returns how many. */
 int tasks_dump_blocked(void);
 
+/* How many tasks are named @comm (modprobe, say), alive or not reaped. */
+int tasks_named(const char *comm);
+
 #define TASK_COMM_LEN		64
 #define TASK_CMDLINE_LEN	128
 #define TASK_FRAMES_MAX		16	/* a stuck load's stack, trimmed */

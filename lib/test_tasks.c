@@ -104,6 +104,14 @@ TEST_F(fake_proc, dumps_the_stacks_of_blocked_tasks_only)
 	EXPECT_EQ(NULL, strstr(captured, "task 200"));
 }
 
+TEST_F(fake_proc, counts_the_tasks_of_a_name)
+{
+	EXPECT_EQ(1, tasks_named("modprobe"));
+	fake_task(self->root, 400, "400 (modprobe) S 1 400 400 0\n", NULL);
+	EXPECT_EQ(2, tasks_named("modprobe"));
+	EXPECT_EQ(0, tasks_named("modprob"));
+}
+
 /* A load held in do_init_module()'s wait, seen by its stack or its wchan. */
 TEST_F(fake_proc, a_held_load_is_seen_by_its_stack_or_its_wchan)
 {

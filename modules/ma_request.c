@@ -4,9 +4,12 @@
  *
  * The 2013 deadlock in its smallest form. Writing 1 to "start" queues one
  * job with async_schedule() (from the writing task, after this module has
- * loaded); the job calls request_module("%s", target) synchronously, as
- * device probing did when an async probe needed an I/O scheduler, records
- * what it returned in "result" and marks "done".
+ * loaded); the job waits on a gate, open from the start when the module is
+ * loaded with "open=1", then calls request_module("%s", target)
+ * synchronously, as device probing did when an async probe needed an I/O
+ * scheduler, records what it returned in "result" and marks "done". The
+ * gate lets two jobs (this module's and ma_request_twin's) be queued
+ * before either requests anything.
  *
  * request_module() runs modprobe and waits for it. If the target's
  * do_init_module() waits for all async work, it waits for this job, which
@@ -33,16 +36,19 @@ MODULE_PARM_DESC(target, "the module the job requests");
 
 MA_KNOB_GATE_MS();
 MA_KNOB_START();
+MA_KNOB_OPEN();
 MA_KNOB_STARTED();
 MA_KNOB_DONE();
+MA_KNOB_TIMED_OUT();
 MA_KNOB_RESULT("what request_module() returned");
 
 static void ma_job_fn(void *data, async_cookie_t cookie)
 {
 	char name[MODULE_NAME_LEN];
 
-	ma_knob_copy(name, target, sizeof(name));
 	ma_job_begin();
+	ma_job_hold();
+	ma_knob_copy(name, target, sizeof(name));
 	pr_info("requesting %s from an async job\n", name);
 	ma_job_end(request_module("%s", name));
 }

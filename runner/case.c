@@ -88,6 +88,46 @@ int test_module_load(struct suite *s, const char *module, const char *params)
 	return module_load(path, all, s->timeout_ms);
 }
 
+/*
+ * Start loading a test module in a child, with the suite's gate_ms and
+ * @params, not waiting for it. 0 or -errno.
+ */
+int test_load_start(struct suite *s, struct test_load *t, const char *module,
+		    const char *params)
+{
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	t->module = module;
+	ret = module_path(s, module, t->path, sizeof(t->path));
+	if (ret)
+		return ret;
+	snprintf(t->params, sizeof(t->params), "gate_ms=%d %s", gate_ms(s),
+		 params ? params : "");
+	t->load.path = t->path;
+	t->load.params = t->params;
+	return module_load_start(&t->load);
+}
+
+/*
+ * Wait, bounded, for a load test_load_start() started to return: false,
+ * the kernel wedged, if it does not within the suite's timeout (@since:
+ * what should have let it return).
+ */
+bool test_load_back(struct case_ctx *ctx, struct test_load *t,
+		    const char *since)
+{
+	char what[128];
+
+	if (module_load_wait(&t->load, ctx->suite->timeout_ms) != CHILD_RUNNING)
+		return true;
+	snprintf(what, sizeof(what), "load of %s", t->module);
+	child_describe(&t->load.child, what);
+	verdict(ctx, KTAP_WEDGED, "the load of %s did not return within %d ms of %s",
+		t->module, ctx->suite->timeout_ms, since);
+	return false;
+}
+
 int gate_open(const char *module)
 {
 	return knob_write(module, "open", "1");

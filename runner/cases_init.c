@@ -175,7 +175,7 @@ static void plain_load_skips(struct case_ctx *ctx, enum fact_id id)
 				"the load waited for an unrelated async job");
 		return;
 	}
-	ret = load_beside_held_job(ctx->suite, params, &h);
+	ret = load_beside_held_job(ctx->suite, "ma_plain", params, &h);
 	if (h.stuck) {
 		verdict(ctx, KTAP_WEDGED,
 			"a load did not return within %d ms%s",
@@ -212,4 +212,69 @@ void case_plain_load_skips_unrelated_async(struct case_ctx *ctx)
 void case_async_probe_skips_unrelated_async(struct case_ctx *ctx)
 {
 	plain_load_skips(ctx, FACT_ASYNC_PROBE);
+}
+
+/*
+ * Async work an unrelated task queues while a load's init runs: ma_hold's
+ * init holds on its gate while the runner queues ma_gate's job and holds
+ * it; then ma_hold's gate opens. Is the load, its init back, held by that
+ * job? The named policy says (policy_awaits_during_init()): yes where all
+ * async work is waited for, and where the work queued while the init ran is
+ * (own-work: the job is inside the init's window, whoever queued it); no
+ * with the 3.8 flag (the init used no async) or no sync at all. Either way
+ * the load must return once the job is done.
+ */
+void case_unrelated_async_during_init(struct case_ctx *ctx)
+{
+	struct suite *s = ctx->suite;
+	struct test_load t;
+	enum load_hold hold;
+	enum fact expect;
+	int ret;
+
+	suite_probe_policy(ctx);
+	if (ktap_wedged_by())
+		return;
+	expect = policy_awaits_during_init(s);
+	if (expect == FACT_UNKNOWN) {
+		verdict(ctx, KTAP_SKIP,
+			"no named policy says whether a load waits for it");
+		return;
+	}
+	ret = test_module_load(s, "ma_gate", NULL);
+	if (ret) {
+		fail_load(ctx, "ma_gate", ret);
+		return;
+	}
+	ret = test_load_start(s, &t, "ma_hold", NULL);
+	if (!ret)
+		ret = knob_wait_long("ma_hold", "started", 1, s->timeout_ms, NULL);
+	if (!ret)
+		ret = job_start("ma_gate");
+	if (!ret)
+		ret = knob_wait_long("ma_gate", "started", 1, s->timeout_ms, NULL);
+	if (ret) {
+		log_knobs("ma_hold");
+		log_knobs("ma_gate");
+		verdict(ctx, KTAP_FAIL,
+			"cannot hold ma_hold's init with ma_gate's job queued: %s",
+			strerror(-ret));
+		return;
+	}
+	gate_open("ma_hold");
+	hold = load_wait_held(s, &t.load, s->timeout_ms);
+	diag("ma_hold's init back, the load %s while ma_gate's job is held",
+	     hold == LOAD_HELD ? "is held" : hold == LOAD_RETURNED ?
+	     "returned" : "neither returned nor was seen held");
+	gate_open("ma_gate");
+	if (!test_load_back(ctx, &t, "ma_gate's gate opening"))
+		return;
+	ret = module_load_result(&t.load);
+	if (ret)
+		verdict(ctx, KTAP_FAIL, "loading ma_hold failed: %s",
+			strerror(-ret));
+	else if ((hold != LOAD_RETURNED) != (expect == FACT_YES))
+		verdict(ctx, KTAP_FAIL,
+			"the load %s the unrelated job, unlike its policy",
+			expect == FACT_YES ? "did not wait for" : "waited for");
 }

@@ -18,6 +18,60 @@
 #define ABSENT_MODULE		"ma_absent_module"
 
 /*
+ * Load @module (ma_request or its twin) with @target, start its job: it
+ * requests @target at once, or, @held, once its gate opens.
+ */
+static bool request_start(struct case_ctx *ctx, const char *module,
+			  const char *target, bool held)
+{
+	char params[128];
+	int ret;
+
+	snprintf(params, sizeof(params), "target=%s%s", target,
+		 held ? "" : " open=1");
+	ret = test_module_load(ctx->suite, module, params);
+	if (ret) {
+		fail_load(ctx, module, ret);
+		return false;
+	}
+	ret = job_start(module);
+	if (ret)
+		verdict(ctx, KTAP_FAIL,
+			"cannot start %s's job: %s", module, strerror(-ret));
+	return !ret;
+}
+
+/*
+ * Wait, bounded, until @module's async job, in request_module("@target")
+ * since @begin, has returned; a deadlock is reported as a TIMEOUT with the
+ * stuck tasks' stacks. Returns the job's result in *@result; false if the
+ * verdict is set.
+ */
+static bool request_wait(struct case_ctx *ctx, const char *module,
+			 const char *target, long long begin, long *result)
+{
+	char what[128];
+	long done = 0;
+	int ret;
+
+	ret = job_wait_done_or_cycle(ctx, module, &done);
+	if (ret) {
+		log_knobs(module);
+		log_module_state(target);
+		modules_dump_loading();
+		snprintf(what, sizeof(what),
+			 "request_module(\"%s\") from an async job", target);
+		verdict_stuck(ctx, ret, what);
+		return false;
+	}
+	*result = -1;
+	knob_read_long(module, "result", result);
+	diag("request_module(\"%s\") from %s's async job returned %ld after %.1f ms",
+	     target, module, *result, ms(now_us() - begin));
+	return true;
+}
+
+/*
  * Make ma_request's async job call request_module("@target") synchronously
  * and wait, bounded, for it to return. Where do_init_module() waits for all
  * async work, the modprobe it runs waits for the job that waits for the
@@ -27,40 +81,10 @@
 static bool request_from_async(struct case_ctx *ctx, const char *target,
 			       long *result)
 {
-	struct suite *s = ctx->suite;
-	char params[128], what[128];
-	long long begin;
-	long done = 0;
-	int ret;
+	long long begin = now_us();
 
-	snprintf(params, sizeof(params), "target=%s", target);
-	ret = test_module_load(s, "ma_request", params);
-	if (ret) {
-		fail_load(ctx, "ma_request", ret);
-		return false;
-	}
-	begin = now_us();
-	ret = job_start("ma_request");
-	if (ret) {
-		verdict(ctx, KTAP_FAIL,
-			"cannot start ma_request's job: %s", strerror(-ret));
-		return false;
-	}
-	ret = job_wait_done_or_cycle(ctx, "ma_request", &done);
-	if (ret) {
-		log_knobs("ma_request");
-		log_module_state(target);
-		modules_dump_loading();
-		snprintf(what, sizeof(what),
-			 "request_module(\"%s\") from an async job", target);
-		verdict_stuck(ctx, ret, what);
-		return false;
-	}
-	*result = -1;
-	knob_read_long("ma_request", "result", result);
-	diag("request_module(\"%s\") from an async job returned %ld after %.1f ms",
-	     target, *result, ms(now_us() - begin));
-	return true;
+	return request_start(ctx, "ma_request", target, false) &&
+	       request_wait(ctx, "ma_request", target, begin, result);
 }
 
 /* request_module() from async must return, and leave @target live. */
@@ -239,6 +263,126 @@ void case_nested_async_load(struct case_ctx *ctx)
 		verdict(ctx, KTAP_FAIL,
 			"ma_nested's own async job is not done (done=%ld)",
 			done);
+}
+
+/*
+ * The same module requested from two async jobs at once: ma_request's and
+ * ma_request_twin's jobs, both queued and held on their gates before
+ * either requests ma_hold, are let go together; once ma_hold's init holds
+ * on its gate and the other request is seen (a second modprobe running, or
+ * that request back) the gate opens. The second request waits for the
+ * first load (add_unformed_module() in 6.1, idempotent() in 7.2) or finds
+ * the module there, and never runs an init of its own; the load's
+ * do_init_module() must wait for neither job: both were queued before it
+ * began. Where it waits for all async work: the 2013 deadlock, with two
+ * jobs in it. (A job queued while the load runs that requests the same
+ * module deadlocks with it on every kernel: the fixed series' cover letter
+ * says so.)
+ */
+void case_request_module_twice_from_async(struct case_ctx *ctx)
+{
+	static const char * const jobs[] = { "ma_request", "ma_request_twin" };
+	struct suite *s = ctx->suite;
+	long long begin = now_us(), deadline;
+	long result[ARRAY_SIZE(jobs)], done[ARRAY_SIZE(jobs)] = { 0 };
+	size_t i;
+	int ret = 0;
+
+	if (skip_if_warn_panics(ctx) || skip_unless_loadable(ctx, "ma_hold"))
+		return;
+	for (i = 0; i < ARRAY_SIZE(jobs); i++)
+		if (!request_start(ctx, jobs[i], "ma_hold", true))
+			return;
+	for (i = 0; i < ARRAY_SIZE(jobs) && !ret; i++)
+		ret = knob_wait_long(jobs[i], "started", 1, s->timeout_ms, NULL);
+	for (i = 0; i < ARRAY_SIZE(jobs); i++)
+		gate_open(jobs[i]);
+	if (!ret)
+		ret = knob_wait_long("ma_hold", "started", 1, s->timeout_ms, NULL);
+	if (ret) {
+		log_knobs(jobs[0]);
+		log_knobs(jobs[1]);
+		verdict(ctx, KTAP_FAIL,
+			"the jobs and ma_hold's init did not start within %d ms",
+			s->timeout_ms);
+		return;
+	}
+	deadline = now_us() + s->timeout_ms * 1000LL;
+	while (tasks_named("modprobe") < 2) {
+		knob_read_long(jobs[0], "done", &done[0]);
+		knob_read_long(jobs[1], "done", &done[1]);
+		if (done[0] || done[1])
+			break;
+		if (now_us() >= deadline) {
+			diag("no second modprobe seen within %d ms", s->timeout_ms);
+			break;
+		}
+		sleep_ms(KNOB_POLL_STEP_MS);
+	}
+	diag("the other request is %s while ma_hold's init holds",
+	     done[0] || done[1] ? "back" : "under way");
+	gate_open("ma_hold");
+
+	for (i = 0; i < ARRAY_SIZE(jobs); i++)
+		if (!request_wait(ctx, jobs[i], "ma_hold", begin, &result[i]))
+			return;
+	log_module_state("ma_hold");
+	for (i = 0; i < ARRAY_SIZE(jobs); i++)
+		if (result[i])
+			verdict(ctx, KTAP_FAIL,
+				"%s's request_module(\"ma_hold\") returned %ld",
+				jobs[i], result[i]);
+	if (!verdict_given(ctx) && !module_is_live("ma_hold"))
+		verdict(ctx, KTAP_FAIL,
+			"ma_hold is not live after both requests returned 0");
+}
+
+/*
+ * A module whose init queues an async job that loads a module: the runner
+ * loads ma_init_request, whose init's job requests ma_nested (whose own
+ * init uses async). The outer load waits for the job wherever a load waits
+ * for its init's async work; the job waits for ma_nested's load, which must
+ * not wait for the job: it was queued before that load began, inside the
+ * outer one. Deadlocks where a load whose init uses async waits for work
+ * queued before it (always-sync, and the 3.8 flag).
+ */
+void case_init_async_job_loads_module(struct case_ctx *ctx)
+{
+	struct suite *s = ctx->suite;
+	long long begin = now_us();
+	struct test_load t;
+	long result, done = 0;
+	int ret;
+
+	if (skip_if_warn_panics(ctx) || skip_unless_loadable(ctx, "ma_nested"))
+		return;
+	ret = test_load_start(s, &t, "ma_init_request",
+			      "target=ma_nested open=1");
+	if (ret) {
+		verdict(ctx, KTAP_FAIL, "cannot start loading ma_init_request: %s",
+			strerror(-ret));
+		return;
+	}
+	if (!request_wait(ctx, "ma_init_request", "ma_nested", begin, &result))
+		return;
+	if (!test_load_back(ctx, &t, "its job's end"))
+		return;
+	ret = module_load_result(&t.load);
+	diag("the load of ma_init_request returned %d after %.1f ms", ret,
+	     ms(child_elapsed_us(&t.load.child)));
+	log_module_state("ma_nested");
+	if (ret)
+		verdict(ctx, KTAP_FAIL, "loading ma_init_request failed: %s",
+			strerror(-ret));
+	else if (result)
+		verdict(ctx, KTAP_FAIL,
+			"request_module(\"ma_nested\") returned %ld", result);
+	else if (!module_is_live("ma_nested"))
+		verdict(ctx, KTAP_FAIL,
+			"ma_nested is not live after request_module() returned 0");
+	else if (knob_wait_long("ma_nested", "done", 1, s->timeout_ms, &done))
+		verdict(ctx, KTAP_FAIL,
+			"ma_nested's own async job is not done (done=%ld)", done);
 }
 
 /*

@@ -73,13 +73,14 @@ int suite_baseline(struct suite *s)
 }
 
 /*
- * Hold an unrelated async job (ma_gate's), load ma_plain with @params and
- * see whether the load returns while the job is held. Then open the gate:
- * a held load must now return (the causality check). Unloads both modules.
- * Returns 0 if it could measure, -errno (with a diagnostic) if not.
+ * Hold an unrelated async job (ma_gate's), load @module (ma_plain, or
+ * ma_async_init with its gate open) with @params and see whether the load
+ * returns while the job is held. Then open the gate: a held load must now
+ * return (the causality check). Unloads both modules. Returns 0 if it could
+ * measure, -errno (with a diagnostic) if not.
  */
-int load_beside_held_job(struct suite *s, const char *params,
-			 struct held_load *h)
+int load_beside_held_job(struct suite *s, const char *module,
+			 const char *params, struct held_load *h)
 {
 	struct module_load load = { .params = params };
 	char path[PATH_MAX];
@@ -107,11 +108,11 @@ int load_beside_held_job(struct suite *s, const char *params,
 		return ret;
 	}
 
-	module_path(s, "ma_plain", path, sizeof(path));
+	module_path(s, module, path, sizeof(path));
 	load.path = path;
 	ret = module_load_start(&load);
 	if (ret) {
-		diag("cannot start loading ma_plain: %s", strerror(-ret));
+		diag("cannot start loading %s: %s", module, strerror(-ret));
 		gate_open("ma_gate");
 		return ret;
 	}
@@ -121,7 +122,7 @@ int load_beside_held_job(struct suite *s, const char *params,
 	gate_open("ma_gate");
 	if (h->held && module_load_wait(&load, s->timeout_ms) == CHILD_RUNNING) {
 		h->stuck = true;
-		child_describe(&load.child, "load of ma_plain");
+		child_describe(&load.child, "load beside the held job");
 		h->result = -ETIMEDOUT;
 		return 0;
 	}
@@ -129,7 +130,7 @@ int load_beside_held_job(struct suite *s, const char *params,
 	h->load_us = child_elapsed_us(&load.child);
 	if (h->held)
 		h->after_open_us = load.child.report.end_us - opened;
-	diag("ma_plain%s%s: load took %.1f ms, %s",
+	diag("%s%s%s: load took %.1f ms, %s", module,
 	     params && *params ? " with " : "", params ? params : "",
 	     ms(h->load_us),
 	     h->held ? "held until the unrelated job's gate opened" :
@@ -138,10 +139,10 @@ int load_beside_held_job(struct suite *s, const char *params,
 		diag("it returned %.1f ms after the gate opened",
 		     ms(h->after_open_us));
 
-	/* ma_plain's unload would wait for ma_gate's job too. */
+	/* @module's unload would wait for ma_gate's job too. */
 	if (job_wait_done(s, "ma_gate"))
 		log_knobs("ma_gate");
-	module_unload("ma_plain", s->timeout_ms);
+	module_unload(module, s->timeout_ms);
 	module_unload("ma_gate", s->timeout_ms);
 	return 0;
 }
@@ -150,6 +151,7 @@ static const char * const fact_names[NR_FACTS] = {
 	[FACT_OWN] = "own",
 	[FACT_WORKER] = "worker",
 	[FACT_UNRELATED] = "unrelated",
+	[FACT_OLDER] = "older",
 	[FACT_ASYNC_PROBE] = "async_probe",
 	[FACT_ASYNC_PROBE_KNOB] = "async_probe_knob",
 };
@@ -178,26 +180,41 @@ void fact_set(struct suite *s, enum fact_id id, enum fact value)
 	s->facts[id] = value;
 }
 
-/* The policies with a name: what a load waits for in each. */
+/*
+ * The policies with a name: what a load waits for in each (the facts
+ * own, worker, unrelated, older), and whether it waits for async work an
+ * unrelated task queues while the init runs ("during", an init without
+ * async of its own: case unrelated_async_during_init).
+ */
 static const struct {
 	enum policy policy;
 	const char *name;
-	enum fact own, worker, unrelated;
+	enum fact own, worker, unrelated, older, during;
 } policies[] = {
 	/* 5.17 and later, and before 3.8: all async work */
-	{ POLICY_ALWAYS_SYNC, "always-sync", FACT_YES, FACT_YES, FACT_YES },
+	{ POLICY_ALWAYS_SYNC, "always-sync",
+	  FACT_YES, FACT_YES, FACT_YES, FACT_YES, FACT_YES },
 	/* 3.8 to 5.16: all of it if the loading task used async (the flag) */
-	{ POLICY_SKIP_IF_UNUSED, "skip-if-unused", FACT_YES, FACT_NO, FACT_NO },
+	{ POLICY_SKIP_IF_UNUSED, "skip-if-unused",
+	  FACT_YES, FACT_NO, FACT_NO, FACT_YES, FACT_NO },
 	/* no sync in do_init_module() at all */
-	{ POLICY_NEVER_SYNC, "never-sync", FACT_NO, FACT_NO, FACT_NO },
+	{ POLICY_NEVER_SYNC, "never-sync",
+	  FACT_NO, FACT_NO, FACT_NO, FACT_NO, FACT_NO },
+	/*
+	 * The work queued from just before the init to its return, by any
+	 * task (tools/kernel/patches/fixed/): none queued before the load.
+	 */
+	{ POLICY_OWN_WORK, "own-work",
+	  FACT_YES, FACT_YES, FACT_NO, FACT_NO, FACT_YES },
 };
 
-/* Is ma_plain's load, with @params, beside a held job held? */
-static enum fact unrelated_awaited(struct case_ctx *ctx, const char *params)
+/* Is @module's load, with @params, beside a held job held? */
+static enum fact unrelated_awaited(struct case_ctx *ctx, const char *module,
+				   const char *params)
 {
 	struct held_load h;
 
-	if (load_beside_held_job(ctx->suite, params, &h) || h.result ||
+	if (load_beside_held_job(ctx->suite, module, params, &h) || h.result ||
 	    h.stuck) {
 		if (h.stuck)
 			verdict(ctx, KTAP_WEDGED,
@@ -221,7 +238,7 @@ static enum fact knob_honoured(struct case_ctx *ctx)
 		saved_async_probe[0] = '\0';
 		return FACT_UNKNOWN;
 	}
-	awaited = unrelated_awaited(ctx, NULL);
+	awaited = unrelated_awaited(ctx, "ma_plain", NULL);
 	if (!knob_write("module", "async_probe", saved))
 		saved_async_probe[0] = '\0';
 	else
@@ -254,7 +271,11 @@ static void measure(struct case_ctx *ctx, enum fact_id id)
 				      "ma_worker_async", s->timeout_ms);
 		break;
 	case FACT_UNRELATED:
-		s->facts[id] = unrelated_awaited(ctx, NULL);
+		s->facts[id] = unrelated_awaited(ctx, "ma_plain", NULL);
+		break;
+	case FACT_OLDER:
+		/* Its own job runs through: only ma_gate's can hold it. */
+		s->facts[id] = unrelated_awaited(ctx, "ma_async_init", "open=1");
 		break;
 	case FACT_ASYNC_PROBE:
 	case FACT_ASYNC_PROBE_KNOB:
@@ -262,7 +283,8 @@ static void measure(struct case_ctx *ctx, enum fact_id id)
 		if (s->facts[FACT_UNRELATED] != FACT_YES) {
 			s->facts[id] = FACT_MOOT;
 		} else if (id == FACT_ASYNC_PROBE) {
-			awaited = unrelated_awaited(ctx, "async_probe=1");
+			awaited = unrelated_awaited(ctx, "ma_plain",
+						    "async_probe=1");
 			s->facts[id] = awaited == FACT_UNKNOWN ? awaited :
 				       awaited == FACT_NO ? FACT_YES : FACT_NO;
 		} else {
@@ -307,7 +329,8 @@ void suite_probe_policy(struct case_ctx *ctx)
 	for (i = 0; i < ARRAY_SIZE(policies); i++) {
 		if (f[FACT_OWN] == policies[i].own &&
 		    f[FACT_WORKER] == policies[i].worker &&
-		    f[FACT_UNRELATED] == policies[i].unrelated) {
+		    f[FACT_UNRELATED] == policies[i].unrelated &&
+		    f[FACT_OLDER] == policies[i].older) {
 			s->policy = policies[i].policy;
 			diag("policy: %s", policies[i].name);
 			return;
@@ -321,7 +344,8 @@ void suite_probe_policy(struct case_ctx *ctx)
  * Would a case of @safety deadlock here, by the facts? A request from an
  * async job (UNSAFE_IF_ALWAYS_SYNC) does where a load waits for async work
  * it did not start; the nested one (UNSAFE), whose module's init uses
- * async, also where a load waits for its own. An unknown fact is a yes.
+ * async, also where such a load waits for work queued before it began
+ * (older: the job loading it). An unknown fact is a yes.
  */
 bool would_deadlock(const struct suite *s, enum safety safety)
 {
@@ -329,5 +353,20 @@ bool would_deadlock(const struct suite *s, enum safety safety)
 		return false;
 	if (s->facts[FACT_UNRELATED] != FACT_NO)
 		return true;
-	return safety == UNSAFE && s->facts[FACT_OWN] != FACT_NO;
+	return safety == UNSAFE && s->facts[FACT_OLDER] != FACT_NO;
+}
+
+/*
+ * Does a load here wait for async work an unrelated task queues while its
+ * init (which uses no async) runs? What the named policy says; FACT_UNKNOWN
+ * where the policy has no name.
+ */
+enum fact policy_awaits_during_init(const struct suite *s)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(policies); i++)
+		if (policies[i].policy == s->policy)
+			return policies[i].during;
+	return FACT_UNKNOWN;
 }

@@ -45,6 +45,7 @@ enum policy {
 	POLICY_ALWAYS_SYNC,	/* init waits for all async work (5.17+) */
 	POLICY_SKIP_IF_UNUSED,	/* only if init used async (3.8 - 5.16) */
 	POLICY_NEVER_SYNC,	/* init waits for no async work at all */
+	POLICY_OWN_WORK,	/* for the work queued while init ran (fixed) */
 	POLICY_UNNAMED,		/* facts no name fits: they are printed */
 };
 
@@ -65,6 +66,7 @@ enum fact_id {
 	FACT_OWN,		/* the async work the init queued is awaited */
 	FACT_WORKER,		/* async work init's worker queued is awaited */
 	FACT_UNRELATED,		/* async work the module did not start is */
+	FACT_OLDER,		/* ... and by a load whose init uses async */
 	FACT_ASYNC_PROBE,	/* the async_probe option skips that wait */
 	FACT_ASYNC_PROBE_KNOB,	/* module.async_probe=1 skips it */
 	NR_FACTS,
@@ -149,6 +151,19 @@ int module_path(const struct suite *s, const char *module, char *buf,
 		size_t len);
 int gate_ms(const struct suite *s);
 int test_module_load(struct suite *s, const char *module, const char *params);
+
+/* A test module's load in a child, with what it points to. */
+struct test_load {
+	struct module_load load;
+	const char *module;
+	char path[PATH_MAX];
+	char params[256];
+};
+
+int test_load_start(struct suite *s, struct test_load *t, const char *module,
+		    const char *params);
+bool test_load_back(struct case_ctx *ctx, struct test_load *t,
+		    const char *since);
 int gate_open(const char *module);
 int job_start(const char *module);
 int job_wait_done(struct suite *s, const char *module);
@@ -182,11 +197,12 @@ struct held_load {
 extern const char * const probe_modules[];
 
 int suite_baseline(struct suite *s);
-int load_beside_held_job(struct suite *s, const char *params,
-			 struct held_load *h);
+int load_beside_held_job(struct suite *s, const char *module,
+			 const char *params, struct held_load *h);
 void suite_probe_policy(struct case_ctx *ctx);
 void fact_set(struct suite *s, enum fact_id id, enum fact value);
 bool would_deadlock(const struct suite *s, enum safety safety);
+enum fact policy_awaits_during_init(const struct suite *s);
 
 /*
  * prereq.c. A missing prerequisite of the whole suite is reported in one
@@ -244,5 +260,8 @@ void case_request_module_from_async_async_probe(struct case_ctx *ctx);
 void case_elevator_switch_from_async(struct case_ctx *ctx);
 void case_nested_async_load(struct case_ctx *ctx);
 void case_warn_on_sync_request_from_async(struct case_ctx *ctx);
+void case_unrelated_async_during_init(struct case_ctx *ctx);
+void case_request_module_twice_from_async(struct case_ctx *ctx);
+void case_init_async_job_loads_module(struct case_ctx *ctx);
 
 #endif /* MA_RUNNER_H */

@@ -23,7 +23,7 @@
 #   sparse   the test modules through sparse (C=2) and W=1
 #   matrix   the suite in a VM on every kernel of tools/expected/verdicts
 #            that vm.sh can make (Debian's stock 5.10, 6.1, 6.12 and 7.2,
-#            linux-source-6.1 and -7.2 built vanilla and patched), each
+#            linux-source-6.1 and -7.2 built vanilla, patched and fixed), each
 #            verdict compared with the table
 #   ktap     the matrix's KTAP documents through the kernel's KTAP parser
 #   deadlock the suite with deadlocks allowed on stock 5.10, 6.1 and 7.2 and
