@@ -194,6 +194,56 @@ entry_intact()
 	return 1
 }
 
+# An entry's checksums, .md5sums (md5sum's "SUM  PATH" lines, paths
+# relative to the entry), say what the files a run loads must hold: a kernel
+# fetched from Debian takes its packages' own (each .deb's DEBIAN/md5sums),
+# one built here those entry_sum records.  entry_verify checks only what a
+# run loads (the kernel image, the modules that go into its initramfs):
+# 10 MB, where the whole module tree would be 400.
+readonly ENTRY_SUMS=.md5sums
+
+# entry_sum PATH...: record the checksums of files of the entry being made
+# (paths relative to it).
+entry_sum()
+{
+	(cd "$ENTRY_TMP" && md5sum -- "$@") >>"$ENTRY_TMP/$ENTRY_SUMS"
+}
+
+# entry_verify DIR PATH...: each PATH (relative to DIR; a link is followed,
+# within DIR) holds what DIR's checksums say; says which does not.
+entry_verify()
+{
+	local root f real paths=() sums bad
+
+	root=$(cd "$1" && pwd -P)
+	shift
+	if [ ! -f "$root/$ENTRY_SUMS" ]; then
+		log "${root##*/}: no checksums to check it by"
+		return 1
+	fi
+	for f in "$@"; do
+		real=$(readlink -f "$root/$f") || real=
+		case $real in
+		"$root"/*) [ -f "$real" ] && paths+=("${real#"$root"/}") && continue ;;
+		esac
+		log "${root##*/}: $f is missing or leads out of the entry"
+		return 1
+	done
+	# Their lines of the checksums, or "- PATH" for one that has none.
+	sums=$(printf '%s\n' "${paths[@]}" |
+		awk 'NR == FNR { want[$0] = 1; next }
+		     { p = substr($0, 35) }
+		     p in want && !(p in seen) { seen[p] = 1; print }
+		     END { for (p in want) if (!(p in seen)) print "- " p }' - "$root/$ENTRY_SUMS")
+	bad=$(sed -n 's/^- \(.*\)/\1 has no checksum/p' <<<"$sums" | sed -n 1p)
+	[ -n "$bad" ] ||
+		bad=$(cd "$root" && LC_ALL=C md5sum -c --quiet <<<"$sums" 2>/dev/null |
+			sed -n 's/: FAILED.*$/ does not match its checksum/p' | sed -n 1p) || true
+	[ -n "$bad" ] || return 0
+	log "${root##*/}: $bad"
+	return 1
+}
+
 # entry_lock DIR: serialise builders of one entry (fd 9 stays open until the
 # caller exits).
 entry_lock()
@@ -548,4 +598,19 @@ stock_version()
 		fi
 	fi
 	printf '%s\n' "$ver"
+}
+
+# module_files MODDIR NAME: the files of module NAME (as modprobe names it)
+# and of the modules it needs, as MODDIR's modules.dep lists them (paths
+# relative to MODDIR); nothing when it lists no such module.
+module_files()
+{
+	awk -v want="${2//-/_}" '
+		{ f = $1; sub(/:$/, "", f)
+		  n = f; sub(/.*\//, "", n); sub(/\.ko(\.[a-z]+)?$/, "", n); gsub(/-/, "_", n)
+		  if (n == want) {
+			for (i = 1; i <= NF; i++) { g = $i; sub(/:$/, "", g); print g }
+			exit
+		  } }' \
+		"$1/modules.dep" 2>/dev/null
 }

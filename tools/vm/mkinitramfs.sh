@@ -164,14 +164,7 @@ cp "$moddir"/modules.{order,builtin,builtin.modinfo} "$root/lib/modules/$krel/" 
 	true
 for mod in "${kernel_modules[@]}"; do
 	name=${mod//-/_}
-	files=$(awk -v want="$name" '
-		{ f = $1; sub(/:$/, "", f)
-		  n = f; sub(/.*\//, "", n); sub(/\.ko(\.[a-z]+)?$/, "", n); gsub(/-/, "_", n)
-		  if (n == want) {
-			for (i = 1; i <= NF; i++) { g = $i; sub(/:$/, "", g); print g }
-			exit
-		  } }' \
-		"$moddir/modules.dep" 2>/dev/null)
+	files=$(module_files "$moddir" "$mod")
 	if [ -z "$files" ]; then
 		if [ -f "$moddir/modules.builtin" ] &&
 		   sed 's,.*/,,; s,\.ko$,,; s,-,_,g' "$moddir/modules.builtin" |

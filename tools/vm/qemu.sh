@@ -111,7 +111,8 @@ pvh_image()
 	stamp="$(sha256sum "$1" | cut -d' ' -f1)  ${1##*/}"
 	entry=$(cache_dir)/pvh/${stamp%% *}
 	entry_lock "$entry"
-	if ! entry_valid "$entry" "$stamp"; then
+	if ! entry_valid "$entry" "$stamp" ||
+	   { [ -f "$entry/vmlinux" ] && ! entry_verify "$entry" vmlinux; }; then
 		entry_remove "$entry"
 		entry_tmp "$entry"
 		script=$(extract_vmlinux_script "$2") || die "no scripts/extract-vmlinux"
@@ -119,6 +120,7 @@ pvh_image()
 		   ! elf_has_pvh "$ENTRY_TMP/vmlinux"; then
 			rm -f "$ENTRY_TMP/vmlinux"
 		fi
+		[ ! -f "$ENTRY_TMP/vmlinux" ] || entry_sum vmlinux
 		entry_commit "$entry" "$stamp"
 	fi
 	exec 9>&-
