@@ -141,6 +141,12 @@ check_debversion()
 		usage_error "bad Debian version '$1'"
 }
 
+# A Debian release as apt names it: bookworm, bookworm-backports, sid.
+check_release()
+{
+	[[ $1 =~ ^[a-z]+(-[a-z]+)?$ ]] || usage_error "bad Debian release '$1'"
+}
+
 # ksrc_problem DIR: why DIR is no kernel tree that tools/kernel/build-kernel.sh
 # --ksrc can build out of tree; nothing when it is one.  Kbuild builds with
 # O= only from a tree never configured in place (no .config, no
@@ -372,7 +378,7 @@ deb_release()
 	local rel=$1 dir label suite uri debian='' security='' mirror conf fresh=true
 	local sandbox=()
 
-	[[ $rel =~ ^[a-z]+(-[a-z]+)?$ ]] || usage_error "bad Debian release '$rel'"
+	check_release "$rel"
 	unset APT_CONFIG
 	while read -r label suite uri; do
 		case $label in

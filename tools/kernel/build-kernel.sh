@@ -132,7 +132,7 @@ if [ -n "$series" ]; then
 		usage_error "version $kver is not of series $series"
 	fi
 fi
-[ -z "$dist" ] || [[ $dist =~ ^[a-z]+(-[a-z]+)?$ ]] || usage_error "bad Debian release '$dist'"
+[ -z "$dist" ] || check_release "$dist"
 if [ -n "$jobs" ]; then
 	[[ $jobs =~ ^[1-9][0-9]*$ ]] || usage_error "bad --jobs '$jobs'"
 else

@@ -86,7 +86,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ -z "$kver" ] || check_debversion "$kver"
-[[ $dist =~ ^[a-z]+(-[a-z]+)?$ ]] || usage_error "bad Debian release '$dist'"
+check_release "$dist"
 
 need_cmd apt-cache apt-get dpkg-deb sha256sum flock depmod modinfo make
 

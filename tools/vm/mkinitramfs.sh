@@ -211,7 +211,8 @@ if [ "$(id -u)" -eq 0 ]; then
 fi
 
 mkdir -p "$(dirname "$out")"
-out_tmp=$(mktemp "$out.tmp.XXXXXX")
+stale_remove "$out.tmp."
+out_tmp=$(mktemp "$out.tmp.$$.XXXXXX")
 trap 'rm -rf "$root" "$out_tmp"' EXIT
 find "$root" -exec touch -h -d "@${SOURCE_DATE_EPOCH:-0}" {} +
 (cd "$root" && find . -mindepth 1 | LC_ALL=C sort |

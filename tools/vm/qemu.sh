@@ -173,7 +173,9 @@ initrd_with_args()
 	local base=$1 dest=$2 dir args=etc/module_async.args
 
 	shift 2
-	dir=$(mktemp -d "$dest.args.XXXXXX")
+	# Named by this process, for the next run to remove if it is killed.
+	stale_remove "$dest.args."
+	dir=$(mktemp -d "$dest.args.$$.XXXXXX")
 	mkdir "$dir/etc"
 	: >"$dir/$args"
 	[ $# -eq 0 ] || printf '%s\n' "$@" >"$dir/$args"

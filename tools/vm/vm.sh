@@ -127,13 +127,14 @@ while [ $# -gt 0 ]; do
 	shift
 done
 case "$timeout" in
-'' | *[!0-9]*) usage_error "--timeout wants whole seconds, not '$timeout'" ;;
+'' | *[!0-9]* | 0*) usage_error "--timeout wants whole seconds (1 or more), not '$timeout'" ;;
 esac
 case "$via" in
 direct | run_kselftest) ;;
 *) usage_error "--via wants direct or run_kselftest, not '$via'" ;;
 esac
 [ -z "$kver" ] || check_debversion "$kver"
+[ -z "$dist" ] || check_release "$dist"
 
 # kernel_release KDIR: the release a build or headers tree is for, as the
 # kernel reports it (Debian's headers say 6.1.192 in kernel.release but
