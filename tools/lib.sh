@@ -280,11 +280,13 @@ stale_remove()
 }
 
 # entry_tmp DIR: a fresh temporary directory beside DIR, removed on exit
-# unless entry_commit renamed it into place.
+# unless entry_commit renamed it into place; one a killed builder left
+# goes first.
 ENTRY_TMP=
 entry_tmp()
 {
-	ENTRY_TMP=$(mktemp -d "$1.tmp.XXXXXX")
+	stale_remove "$1.tmp."
+	ENTRY_TMP=$(mktemp -d "$1.tmp.$$.XXXXXX")
 	trap 'entry_tmp_cleanup' EXIT
 }
 

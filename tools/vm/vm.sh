@@ -112,6 +112,7 @@ while [ $# -gt 0 ]; do
 	--moddir) need_arg "$1" $#; moddir=$2; shift ;;
 	--patch)
 		[ -r "${2:-}" ] || usage_error "cannot read patch '${2:-}'"
+		grep -q '^+++ ' "$2" || usage_error "$2 is no patch (it has no +++ line)"
 		patches+=(--patch "$(cd "$(dirname "$2")" && pwd)/${2##*/}")
 		shift
 		;;
