@@ -14,6 +14,7 @@
 #   make vm      fetch Debian's kernel, build, boot the suite in QEMU
 #   make lava    the same as a LAVA job, run by lava-dispatcher
 #   make check   the project's own tests (host tests, then the suite in a VM)
+#   make reliability  bad input, cache faults, interrupts, repetitions
 # See README.
 
 TEST_PROGS := module_async.sh
@@ -164,9 +165,14 @@ matrix:
 check:
 	tools/check.sh
 
+# The host side under bad input, cache faults, interrupts, concurrent runs,
+# and REPEAT (default 50) runs of the suite in one boot.
+reliability:
+	tools/reliability $(if $(REPEAT),--repeat $(call q,$(REPEAT)))
+
 # The suite as the patch series a maintainer receives (SRC=: against
 # linux-source-X.Y, default 7.2), in build/series/.
 series:
 	tools/kernel/series.sh $(if $(SRC),--src $(call q,$(SRC)))
 
-.PHONY: modules vm lava matrix check series
+.PHONY: modules vm lava matrix check reliability series
