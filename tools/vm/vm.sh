@@ -282,7 +282,8 @@ kernel_entry()
 	name=$kernel
 	if [ "$kernel" = stock ]; then
 		entry=$("$TOOLS/kernel/fetch-kernel.sh" ${dist:+--dist "$dist"} \
-			${kver:+--kver "$kver"} | tail -n 1) || die "could not fetch the stock kernel"
+			${kver:+--kver "$kver"} | tail -n 1) ||
+			die "could not fetch the stock kernel"
 		[ -z "$dist" ] || name=stock-$dist
 		log "kdir: $(cat "$entry/kdir.how" 2>/dev/null || echo "$entry/kdir")"
 	elif is_source_variant "$kernel"; then
@@ -307,12 +308,12 @@ kernel_entry()
 # entry's checksums say.
 entry_loads_ok()
 {
-	local krel mod files=(vmlinuz)
+	local mods mod files=(vmlinuz)
 
-	krel=$(cat "$entry/krel")
+	mods=lib/modules/$(cat "$entry/krel")
 	for mod in "${kernel_modules[@]}"; do
-		mapfile -t -O "${#files[@]}" files < <(module_files "$entry/lib/modules/$krel" "$mod" |
-			sed "s,^,lib/modules/$krel/,")
+		mapfile -t -O "${#files[@]}" files < <(module_files "$entry/$mods" "$mod" |
+			sed "s,^,$mods/,")
 	done
 	entry_verify "$entry" "${files[@]}"
 }
