@@ -15,6 +15,7 @@
 #   make lava    the same as a LAVA job, run by lava-dispatcher
 #   make check   the project's own tests (host tests, then the suite in a VM)
 #   make bench   what a VM run costs here, beside a boot of the kernel alone
+#   make reliability  bad input, cache faults, interrupts, repetitions
 # See README.
 
 TEST_PROGS := module_async.sh
@@ -168,9 +169,14 @@ check:
 bench:
 	tools/bench
 
+# The host side under bad input, cache faults, interrupts, concurrent runs,
+# and REPEAT (default 50) runs of the suite in one boot.
+reliability:
+	tools/reliability $(if $(REPEAT),--repeat $(call q,$(REPEAT)))
+
 # The suite as the patch series a maintainer receives (SRC=: against
 # linux-source-X.Y, default 7.2), in build/series/.
 series:
 	tools/kernel/series.sh $(if $(SRC),--src $(call q,$(SRC)))
 
-.PHONY: modules vm lava matrix check bench series
+.PHONY: modules vm lava matrix check bench reliability series

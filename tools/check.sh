@@ -25,6 +25,8 @@
 #            that vm.sh can make (Debian's stock 5.10, 6.1, 6.12 and 7.2,
 #            linux-source-6.1 and -7.2 built vanilla, patched and fixed), each
 #            verdict compared with the table
+#   reliability  tools/reliability --quick: vm.sh's bad input, a damaged
+#            cache entry made again, interrupts, two runs at once
 #   ktap     the matrix's KTAP documents through the kernel's KTAP parser
 #   deadlock the suite with deadlocks allowed on stock 5.10, 6.1 and 7.2 and
 #            on patched 6.1 and 7.2: every unsafe case a TIMEOUT with its
@@ -51,7 +53,7 @@ PROG=${0##*/}
 readonly logdir=$TOP/build/check
 
 readonly all_stages="shell build lib compare driver inputs tools add-case intree via checkpatch \
-sparse matrix leftovers ktap deadlock lava kernels fresh bench"
+sparse matrix leftovers reliability ktap deadlock lava kernels fresh bench"
 
 usage()
 {
@@ -254,6 +256,11 @@ stage_inputs()
 stage_leftovers()
 {
 	"$TOOLS/tests/test-leftovers.sh"
+}
+
+stage_reliability()
+{
+	"$TOOLS/reliability" --quick
 }
 
 stage_via()

@@ -141,6 +141,12 @@ check_debversion()
 		usage_error "bad Debian version '$1'"
 }
 
+# A Debian release as apt names it: bookworm, bookworm-backports, sid.
+check_release()
+{
+	[[ $1 =~ ^[a-z]+(-[a-z]+)?$ ]] || usage_error "bad Debian release '$1'"
+}
+
 # ksrc_problem DIR: why DIR is no kernel tree that tools/kernel/build-kernel.sh
 # --ksrc can build out of tree; nothing when it is one.  Kbuild builds with
 # O= only from a tree never configured in place (no .config, no
@@ -194,6 +200,56 @@ entry_intact()
 	return 1
 }
 
+# An entry's checksums, .md5sums (md5sum's "SUM  PATH" lines, paths
+# relative to the entry), say what the files a run loads must hold: a kernel
+# fetched from Debian takes its packages' own (each .deb's DEBIAN/md5sums),
+# one built here those entry_sum records.  entry_verify checks only what a
+# run loads (the kernel image, the modules that go into its initramfs):
+# 10 MB, where the whole module tree would be 400.
+readonly ENTRY_SUMS=.md5sums
+
+# entry_sum PATH...: record the checksums of files of the entry being made
+# (paths relative to it).
+entry_sum()
+{
+	(cd "$ENTRY_TMP" && md5sum -- "$@") >>"$ENTRY_TMP/$ENTRY_SUMS"
+}
+
+# entry_verify DIR PATH...: each PATH (relative to DIR; a link is followed,
+# within DIR) holds what DIR's checksums say; says which does not.
+entry_verify()
+{
+	local root f real paths=() sums bad
+
+	root=$(cd "$1" && pwd -P)
+	shift
+	if [ ! -f "$root/$ENTRY_SUMS" ]; then
+		log "${root##*/}: no checksums to check it by"
+		return 1
+	fi
+	for f in "$@"; do
+		real=$(readlink -f "$root/$f") || real=
+		case $real in
+		"$root"/*) [ -f "$real" ] && paths+=("${real#"$root"/}") && continue ;;
+		esac
+		log "${root##*/}: $f is missing or leads out of the entry"
+		return 1
+	done
+	# Their lines of the checksums, or "- PATH" for one that has none.
+	sums=$(printf '%s\n' "${paths[@]}" |
+		awk 'NR == FNR { want[$0] = 1; next }
+		     { p = substr($0, 35) }
+		     p in want && !(p in seen) { seen[p] = 1; print }
+		     END { for (p in want) if (!(p in seen)) print "- " p }' - "$root/$ENTRY_SUMS")
+	bad=$(sed -n 's/^- \(.*\)/\1 has no checksum/p' <<<"$sums" | sed -n 1p)
+	[ -n "$bad" ] ||
+		bad=$(cd "$root" && LC_ALL=C md5sum -c --quiet <<<"$sums" 2>/dev/null |
+			sed -n 's/: FAILED.*$/ does not match its checksum/p' | sed -n 1p) || true
+	[ -n "$bad" ] || return 0
+	log "${root##*/}: $bad"
+	return 1
+}
+
 # entry_lock DIR: serialise builders of one entry (fd 9 stays open until the
 # caller exits).
 entry_lock()
@@ -224,11 +280,13 @@ stale_remove()
 }
 
 # entry_tmp DIR: a fresh temporary directory beside DIR, removed on exit
-# unless entry_commit renamed it into place.
+# unless entry_commit renamed it into place; one a killed builder left
+# goes first.
 ENTRY_TMP=
 entry_tmp()
 {
-	ENTRY_TMP=$(mktemp -d "$1.tmp.XXXXXX")
+	stale_remove "$1.tmp."
+	ENTRY_TMP=$(mktemp -d "$1.tmp.$$.XXXXXX")
 	trap 'entry_tmp_cleanup' EXIT
 }
 
@@ -448,7 +506,7 @@ deb_release_apt()
 	local rel=$1 dir label suite uri debian='' security='' mirror conf fresh=true
 	local sandbox=()
 
-	[[ $rel =~ ^[a-z]+(-[a-z]+)?$ ]] || usage_error "bad Debian release '$rel'"
+	check_release "$rel"
 	unset APT_CONFIG
 	while read -r label suite uri; do
 		case $label in
@@ -674,4 +732,19 @@ stock_version()
 		fi
 	fi
 	printf '%s\n' "$ver"
+}
+
+# module_files MODDIR NAME: the files of module NAME (as modprobe names it)
+# and of the modules it needs, as MODDIR's modules.dep lists them (paths
+# relative to MODDIR); nothing when it lists no such module.
+module_files()
+{
+	awk -v want="${2//-/_}" '
+		{ f = $1; sub(/:$/, "", f)
+		  n = f; sub(/.*\//, "", n); sub(/\.ko(\.[a-z]+)?$/, "", n); gsub(/-/, "_", n)
+		  if (n == want) {
+			for (i = 1; i <= NF; i++) { g = $i; sub(/:$/, "", g); print g }
+			exit
+		  } }' \
+		"$1/modules.dep" 2>/dev/null
 }

@@ -132,7 +132,7 @@ if [ -n "$series" ]; then
 		usage_error "version $kver is not of series $series"
 	fi
 fi
-[ -z "$dist" ] || [[ $dist =~ ^[a-z]+(-[a-z]+)?$ ]] || usage_error "bad Debian release '$dist'"
+[ -z "$dist" ] || check_release "$dist"
 if [ -n "$jobs" ]; then
 	[[ $jobs =~ ^[1-9][0-9]*$ ]] || usage_error "bad --jobs '$jobs'"
 else
@@ -562,6 +562,9 @@ cp "$obj/System.map" "$tmp/System.map"
 printf '%s\n' "$krel" >"$tmp/krel"
 ln -s "$obj" "$tmp/kdir"
 
+# What a run loads is checked against these (entry_verify).
+mapfile -t kos < <(cd "$tmp" && find lib/modules -name '*.ko*' -type f | LC_ALL=C sort)
+entry_sum vmlinuz "${kos[@]}"
 printf '%s\n' "$key" >"$tree/key"
 entry_commit "$entry" "$stamp"
 log "kernel $krel ($kver, $variant) ready"

@@ -13,6 +13,7 @@
 #                        make -C kdir KBUILD_EXTMOD=... (see below)
 #   kdir.how             which tree kdir is and why
 #   debs.sha256          the .debs it was unpacked from
+#   .md5sums             their files' checksums (entry_verify in lib.sh)
 # The packages are downloaded with apt-get download, which checks them against
 # apt's signed indexes; the .debs are kept in $CACHE/debs/.  A release the
 # machine's apt does not list is reached through a private apt configuration
@@ -85,7 +86,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ -z "$kver" ] || check_debversion "$kver"
-[[ $dist =~ ^[a-z]+(-[a-z]+)?$ ]] || usage_error "bad Debian release '$dist'"
+check_release "$dist"
 
 need_cmd apt-cache apt-get dpkg-deb sha256sum flock depmod modinfo make
 
@@ -157,8 +158,36 @@ stamp=${stamp%$'\n'}
 
 cache=$(cache_dir)
 entry=$cache/stock/$dist/$kver
+
+# entry_sums DEB...: the checksums of the entry's files, the packages' own
+# (DEBIAN/md5sums) at the entry's paths: 7.2's modules moved out of usr/,
+# and without the headers' Makefile, which is made here.
+entry_sums()
+{
+	local deb
+
+	for deb in "$@"; do
+		dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./md5sums ||
+			die "${deb##*/} has no md5sums"
+	done | sed "s,^\([0-9a-f]\{32\}  \)usr/lib/modules/,\1lib/modules/," |
+		grep -v "^[0-9a-f]\{32\}  usr/src/linux-headers-$krel/Makefile\$"
+}
+
 entry_lock "$entry"
+valid=false
 if entry_valid "$entry" "$stamp"; then
+	valid=true
+	# An entry made before it kept its packages' checksums takes them from
+	# the .debs it was unpacked from, when they are still those.
+	if [ ! -f "$entry/$ENTRY_SUMS" ] &&
+	   (cd "$cache/debs" && sha256sum -c --quiet "$entry/debs.sha256" >/dev/null 2>&1); then
+		log "adding its packages' checksums to $entry"
+		mapfile -t debs < <(sed "s,^[0-9a-f]*  ,$cache/debs/," "$entry/debs.sha256")
+		entry_sums "${debs[@]}" >"$entry/$ENTRY_SUMS.new"
+		mv "$entry/$ENTRY_SUMS.new" "$entry/$ENTRY_SUMS"
+	fi
+fi
+if $valid && [ -f "$entry/$ENTRY_SUMS" ]; then
 	log "using cached $entry"
 	printf '%s\n' "$entry"
 	exit 0
@@ -185,6 +214,7 @@ for deb in "${debs[@]}"; do
 	dpkg-deb -x "$deb" "$tmp"
 done
 (cd "$cache/debs" && sha256sum "${debs[@]##*/}") >"$tmp/debs.sha256"
+entry_sums "${debs[@]}" >"$tmp/$ENTRY_SUMS"
 
 # ---- the layout -----------------------------------------------------------
 

@@ -88,7 +88,7 @@ if [ -z "$dist" ]; then
 	fi
 	dist=${dist:-bookworm}
 fi
-[[ $dist =~ ^[a-z]+(-[a-z]+)?$ ]] || usage_error "bad Debian release '$dist'"
+check_release "$dist"
 
 # The first step of a standalone build: the host's packages come first.
 "$TOOLS/deps.sh" || die "missing packages"

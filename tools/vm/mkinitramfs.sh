@@ -188,14 +188,7 @@ cp "$moddir"/modules.{order,builtin,builtin.modinfo} "$root/lib/modules/$krel/" 
 	true
 for mod in "${kernel_modules[@]}"; do
 	name=${mod//-/_}
-	files=$(awk -v want="$name" '
-		{ f = $1; sub(/:$/, "", f)
-		  n = f; sub(/.*\//, "", n); sub(/\.ko(\.[a-z]+)?$/, "", n); gsub(/-/, "_", n)
-		  if (n == want) {
-			for (i = 1; i <= NF; i++) { g = $i; sub(/:$/, "", g); print g }
-			exit
-		  } }' \
-		"$moddir/modules.dep" 2>/dev/null)
+	files=$(module_files "$moddir" "$mod")
 	if [ -z "$files" ]; then
 		if [ -f "$moddir/modules.builtin" ] &&
 		   sed 's,.*/,,; s,\.ko$,,; s,-,_,g' "$moddir/modules.builtin" |
@@ -251,7 +244,8 @@ if [ "$(id -u)" -eq 0 ]; then
 fi
 
 mkdir -p "$(dirname "$out")"
-out_tmp=$(mktemp "$out.tmp.XXXXXX")
+stale_remove "$out.tmp."
+out_tmp=$(mktemp "$out.tmp.$$.XXXXXX")
 trap 'rm -rf "$root" "$out_tmp"' EXIT
 find "$root" -exec touch -h -d "@${SOURCE_DATE_EPOCH:-0}" {} +
 (cd "$root" && find . -mindepth 1 | LC_ALL=C sort |

@@ -111,7 +111,8 @@ pvh_image()
 	stamp="$(sha256sum "$1" | cut -d' ' -f1)  ${1##*/}"
 	entry=$(cache_dir)/pvh/${stamp%% *}
 	entry_lock "$entry"
-	if ! entry_valid "$entry" "$stamp"; then
+	if ! entry_valid "$entry" "$stamp" ||
+	   { [ -f "$entry/vmlinux" ] && ! entry_verify "$entry" vmlinux; }; then
 		entry_remove "$entry"
 		entry_tmp "$entry"
 		script=$(extract_vmlinux_script "$2") || die "no scripts/extract-vmlinux"
@@ -119,6 +120,7 @@ pvh_image()
 		   ! elf_has_pvh "$ENTRY_TMP/vmlinux"; then
 			rm -f "$ENTRY_TMP/vmlinux"
 		fi
+		[ ! -f "$ENTRY_TMP/vmlinux" ] || entry_sum vmlinux
 		entry_commit "$entry" "$stamp"
 	fi
 	exec 9>&-
@@ -171,7 +173,9 @@ initrd_with_args()
 	local base=$1 dest=$2 dir args=etc/module_async.args
 
 	shift 2
-	dir=$(mktemp -d "$dest.args.XXXXXX")
+	# Named by this process, for the next run to remove if it is killed.
+	stale_remove "$dest.args."
+	dir=$(mktemp -d "$dest.args.$$.XXXXXX")
 	mkdir "$dir/etc"
 	: >"$dir/$args"
 	[ $# -eq 0 ] || printf '%s\n' "$@" >"$dir/$args"

@@ -112,6 +112,7 @@ while [ $# -gt 0 ]; do
 	--moddir) need_arg "$1" $#; moddir=$2; shift ;;
 	--patch)
 		[ -r "${2:-}" ] || usage_error "cannot read patch '${2:-}'"
+		grep -q '^+++ ' "$2" || usage_error "$2 is no patch (it has no +++ line)"
 		patches+=(--patch "$(cd "$(dirname "$2")" && pwd)/${2##*/}")
 		shift
 		;;
@@ -127,13 +128,14 @@ while [ $# -gt 0 ]; do
 	shift
 done
 case "$timeout" in
-'' | *[!0-9]*) usage_error "--timeout wants whole seconds, not '$timeout'" ;;
+'' | *[!0-9]* | 0*) usage_error "--timeout wants whole seconds (1 or more), not '$timeout'" ;;
 esac
 case "$via" in
 direct | run_kselftest) ;;
 *) usage_error "--via wants direct or run_kselftest, not '$via'" ;;
 esac
 [ -z "$kver" ] || check_debversion "$kver"
+[ -z "$dist" ] || check_release "$dist"
 
 # kernel_release KDIR: the release a build or headers tree is for, as the
 # kernel reports it (Debian's headers say 6.1.192 in kernel.release but
@@ -249,6 +251,8 @@ if [ -f "$kernel" ] || [ -n "$kdir$moddir" ]; then
 fi
 
 "$TOOLS/deps.sh" || die "missing packages"
+# Installed is not on PATH: said before anything is fetched or built.
+[ "$prepare" = 1 ] || need_cmd qemu-system-x86_64
 # Downloads of runs that were killed (SIGKILL leaves them) go now.
 stale_remove "$(cache_dir)/debs/.download."
 
@@ -271,26 +275,58 @@ for arg in "${suite_args[@]}"; do
 done
 "$runner" --list "${suite_args[@]}" >/dev/null || exit 2
 
-name=$kernel
-if [ "$kernel" = stock ]; then
-	entry=$("$TOOLS/kernel/fetch-kernel.sh" ${dist:+--dist "$dist"} ${kver:+--kver "$kver"} |
-		tail -n 1) || die "could not fetch the stock kernel"
-	[ -z "$dist" ] || name=stock-$dist
-	log "kdir: $(cat "$entry/kdir.how" 2>/dev/null || echo "$entry/kdir")"
-elif is_source_variant "$kernel"; then
-	entry=$("$TOOLS/kernel/build-kernel.sh" --variant "$kernel" ${src:+--src "$src"} \
-		${dist:+--dist "$dist"} ${kver:+--kver "$kver"} ${ksrc:+--ksrc "$ksrc"} \
-		"${patches[@]}" | tail -n 1) || die "could not build the $kernel kernel"
-	# 6.1, the default source, keeps the names it had before --src.
-	[ -z "$src" ] || [ "$src" = 6.1 ] || name=$kernel-$src
-	if [ -n "$ksrc" ]; then
-		name=ksrc-$(basename "$(cd "$ksrc" && pwd)" | tr -c 'A-Za-z0-9._\n-' _)
-		[ "$kernel" = vanilla ] || name+=-$kernel
+# kernel_entry: the kernel's entry in $entry (fetched, built or made of the
+# user's own files) and its name in build/vm/ in $name.
+kernel_entry()
+{
+	name=$kernel
+	if [ "$kernel" = stock ]; then
+		entry=$("$TOOLS/kernel/fetch-kernel.sh" ${dist:+--dist "$dist"} \
+			${kver:+--kver "$kver"} | tail -n 1) ||
+			die "could not fetch the stock kernel"
+		[ -z "$dist" ] || name=stock-$dist
+		log "kdir: $(cat "$entry/kdir.how" 2>/dev/null || echo "$entry/kdir")"
+	elif is_source_variant "$kernel"; then
+		entry=$("$TOOLS/kernel/build-kernel.sh" --variant "$kernel" ${src:+--src "$src"} \
+			${dist:+--dist "$dist"} ${kver:+--kver "$kver"} ${ksrc:+--ksrc "$ksrc"} \
+			"${patches[@]}" | tail -n 1) || die "could not build the $kernel kernel"
+		# 6.1, the default source, keeps the names it had before --src.
+		[ -z "$src" ] || [ "$src" = 6.1 ] || name=$kernel-$src
+		if [ -n "$ksrc" ]; then
+			name=ksrc-$(basename "$(cd "$ksrc" && pwd)" | tr -c 'A-Za-z0-9._\n-' _)
+			[ "$kernel" = vanilla ] || name+=-$kernel
+		fi
+		[ ${#patches[@]} -eq 0 ] || name=$name+patches
+	else
+		name=custom
+		entry=$(custom_entry "$TOP/build/vm/custom/kernel")
 	fi
-	[ ${#patches[@]} -eq 0 ] || name=$name+patches
-else
-	name=custom
-	entry=$(custom_entry "$TOP/build/vm/custom/kernel")
+}
+
+# entry_loads_ok: what the run loads from the cache (the kernel image, the
+# kernel's modules the cases load and those they need) holds what the
+# entry's checksums say.
+entry_loads_ok()
+{
+	local mods mod files=(vmlinuz)
+
+	mods=lib/modules/$(cat "$entry/krel")
+	for mod in "${kernel_modules[@]}"; do
+		mapfile -t -O "${#files[@]}" files < <(module_files "$entry/$mods" "$mod" |
+			sed "s,^,$mods/,")
+	done
+	entry_verify "$entry" "${files[@]}"
+}
+
+mapfile -t kernel_modules < <("$runner" --list-modules)
+kernel_entry
+# A kernel in the cache is used only as its checksums say; one that is not
+# is made again (never used), once.
+if [ "$name" != custom ] && ! entry_loads_ok; then
+	log "$entry is damaged: making it again"
+	rm -f "$entry/.complete"
+	kernel_entry
+	entry_loads_ok || die "$entry is damaged again, just after it was made"
 fi
 
 out=${out:-$TOP/build/vm/$name}
