@@ -129,6 +129,11 @@ rm -f "$out"/boot-[0-9]*.ktap "$out"/boot-[0-9]*.record "$results" "$state"
 : >"$console"
 : >"$serial1"
 trap 'rm -f "$state"' EXIT
+# On SIGTERM or SIGHUP (sent to the whole group, as a harness does) bash
+# runs a trap only once the boot it waits for has ended: vm-boot.sh stops
+# QEMU first, so nothing of the run outlives it. SIGINT does so by itself.
+trap 'exit 143' TERM
+trap 'exit 129' HUP
 
 # record RECORD KEY: a value of vm-boot.sh's record of a boot.
 record()
