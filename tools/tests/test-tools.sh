@@ -755,6 +755,17 @@ if pgrep -f "$tmp/out-(wedge|die|refused)" >/dev/null; then
 fi
 check_rc "vm-run.sh: a missing initramfs exits 3" 3 \
 	"$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$tmp/none.gz" --out "$tmp/out-none"
+# An initramfs that is no image: the kernel panics before /init, every time.
+head -c 4096 /dev/urandom >"$tmp/junk.gz"
+check_rc "vm-run.sh: a kernel that panics before the suite exits 3" 3 \
+	"$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$tmp/junk.gz" --out "$tmp/out-junk" \
+		--accel tcg --timeout 60
+check "it was booted once more, and only once" \
+	test "$(grep -c '^vm-run.sh: boot 1: the kernel crashed before the suite began (Kernel panic' \
+		"$tmp/rc.err")" = 1
+check "the error names the panic" \
+	grep -q '^vm-run.sh: error: the guest did not start the suite (.*: Kernel panic - not syncing: ' \
+		"$tmp/rc.err"
 
 section "finished"
 checks_summary

@@ -36,8 +36,10 @@
 # Exit status, from that document: 0 nothing failed, 1 a case failed, 4 all
 # skipped (with one boot: the guest suite's own exit status); 2 bad usage;
 # 3 infrastructure failure (QEMU failed, the first guest never started the
-# suite, a dead guest's running case cannot be named).  On a failure, what
-# the suite printed so far is still written to results.ktap and stdout.
+# suite, a dead guest's running case cannot be named; a first boot whose
+# kernel crashed before the suite began is booted once more first).  On a
+# failure, what the suite printed so far is still written to results.ktap
+# and stdout.
 
 set -euo pipefail
 
@@ -167,11 +169,20 @@ in_list()
 	return 1
 }
 
+# console_crash OFFSET: the console's last kernel crash line (a panic, an
+# oops, a BUG) from OFFSET (where a boot began); fails without one.
+console_crash()
+{
+	local crash='Kernel panic - not syncing: |BUG: |Oops: |general protection fault'
+
+	tail -c +$(($1 + 1)) "$console" | tr -d '\r' | grep -aoE "($crash).*" | tail -n 1 |
+		grep .
+}
+
 # died_why RECORD BOOT: why the guest ended without reporting every case.
 died_why()
 {
 	local panic
-	local crash='Kernel panic - not syncing: |BUG: |Oops: |general protection fault'
 
 	case $(record "$1" outcome) in
 	timeout) printf 'no end marker within %s s (boot %s)\n' "$timeout" "$2" ;;
@@ -180,9 +191,7 @@ died_why()
 			"$2" ;;
 	end) printf 'the suite exited (rc=%s) without reporting it\n' "$(record "$1" rc)" ;;
 	*)
-		panic=$(tail -c +$(($(record "$1" console_off) + 1)) "$console" | tr -d '\r' |
-			grep -aoE "($crash).*" |
-			tail -n 1) || true
+		panic=$(console_crash "$(record "$1" console_off)") || true
 		printf 'guest died: %s\n' "${panic:-QEMU exited without the end marker}"
 		;;
 	esac
@@ -305,10 +314,11 @@ declare -A final=()	# the cases with a verdict, from any boot
 boot_args=(${suite_args[@]+"${suite_args[@]}"})
 nplan=${#wanted[@]}	# what the boot runs, if it prints no plan
 [ "$nplan" -gt 0 ] || nplan=${#planned[@]}
-note='' max_boots=0 infra='' boot=0 state_opt=()
+note='' max_boots=0 infra='' boot=0 first_opt=() retried=''
 for arg in ${base_args[@]+"${base_args[@]}"}; do
-	[[ ${#arg} -lt 3 || --allow-deadlock != "$arg"* ]] || state_opt=(--save "$state")
+	[[ ${#arg} -lt 3 || --allow-deadlock != "$arg"* ]] || first_opt=(--save "$state")
 done
+state_opt=(${first_opt[@]+"${first_opt[@]}"})
 while :; do
 	boot=$((boot + 1))
 	rec=$out/boot-$boot.record
@@ -327,11 +337,20 @@ while :; do
 	mapfile -t doc_skipped < <("$KTAP" leftover "$doc")
 
 	if [ "$boot" = 1 ] && [ "$(record "$rec" began)" = 0 ]; then
+		# A kernel that crashed before the suite began (seen under TCG:
+		# an oops in text patching early in boot) is booted once more.
+		crash=$(console_crash "$(record "$rec" console_off)") || true
+		if [ -z "$retried" ] && [ -n "$crash" ]; then
+			log "boot 1: the kernel crashed before the suite began ($crash):" \
+				"booting it once more"
+			retried=1 boot=0 state_opt=(${first_opt[@]+"${first_opt[@]}"})
+			continue
+		fi
 		if [ ! -s "$console" ]; then
 			infra="QEMU failed (see $out/qemu.log): $(tail -n 1 "$out/qemu.log")"
 		else
 			infra="the guest did not start the suite"
-			infra+=" ($outcome after $(record "$rec" seconds) s)"
+			infra+=" ($outcome after $(record "$rec" seconds) s${crash:+: $crash})"
 		fi
 		break
 	fi
