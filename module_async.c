@@ -508,7 +508,7 @@ int main(int argc, char *argv[])
 			break;
 		case OPT_LATENCY:
 			if (!latency_parse(&suite, optarg)) {
-				fprintf(stderr, "%s: bad --latency: %s (1 to %d, up to %zu of them)\n",
+				fprintf(stderr, "%s: bad --latency: %s (1 to %d, %zu at most)\n",
 					argv[0], optarg, LATENCY_JOBS_MAX,
 					ARRAY_SIZE(suite.latency));
 				usage(stderr, argv[0]);

@@ -3,10 +3,11 @@
  * The async job of a module_async test module, and its knobs.
  *
  * Every test module but ma_plain runs at most one async job per load (ma_gate
- * as many as "jobs" says, all alike, one gate for all), and the runner (tools/testing/selftests/module_async/module_async.c) drives
- * and observes it through module parameters under
- * /sys/module/<module>/parameters/. A knob has one name, type, mode and
- * meaning in every module, and is declared with its MA_KNOB_*() below:
+ * as many as "jobs" says, all alike, one gate for all), and the runner
+ * (tools/testing/selftests/module_async/module_async.c) drives and observes
+ * it through module parameters under /sys/module/<module>/parameters/. A
+ * knob has one name, type, mode and meaning in every module, and is declared
+ * with its MA_KNOB_*() below:
  *
  *   gate_ms    (uint, 0444, set at load) bound in ms of every wait in the
  *              module: the job's on the gate, init's, exit's (default 30000)

@@ -6,7 +6,7 @@
  * while ma_gate holds N unrelated async jobs on its gate:
  *   # latency: jobs 0: load L ms (median of 3 loads)
  *   # latency: jobs N (W on the gate): load L ms, not held
- *   # latency: jobs N (W on the gate): held, returned A ms after the gate opened
+ *   # latency: jobs N (W on the gate): held, returned A ms after the gate
  * The first is the baseline, no job held. "Not held": the kernel did not
  * wait for the jobs (skip-if-unused, never-sync, own-work), L is the
  * load's latency with them pending. "Held": it waited (always-sync), and
@@ -110,7 +110,7 @@ void latency_run(struct case_ctx *ctx)
 			return;
 		}
 		if (h.held)
-			diag("latency: jobs %u (%ld on the gate): held, returned %.1f ms after the gate opened",
+			diag("latency: jobs %u (%ld on the gate): held, returned %.1f ms after the gate",
 			     n, h.jobs_held, ms(h.after_open_us));
 		else
 			diag("latency: jobs %u (%ld on the gate): load %.1f ms, not held",
