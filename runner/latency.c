@@ -109,12 +109,10 @@ void latency_run(struct case_ctx *ctx)
 				n, strerror(-(ret ? ret : h.result)));
 			return;
 		}
-		if (h.held)
-			diag("latency: jobs %u (%ld on the gate): held, returned %.1f ms after the gate",
-			     n, h.jobs_held, ms(h.after_open_us));
-		else
-			diag("latency: jobs %u (%ld on the gate): load %.1f ms, not held",
-			     n, h.jobs_held, ms(h.load_us));
+		diag("latency: jobs %u (%ld on the gate): %s %.1f ms%s", n,
+		     h.jobs_held, h.held ? "held, returned" : "load",
+		     ms(h.held ? h.after_open_us : h.load_us),
+		     h.held ? " after the gate" : ", not held");
 	}
 }
 
