@@ -51,7 +51,8 @@
  * Everything the runner changes is put back: modules it loaded are
  * unloaded, knobs get their saved values, gates are opened; and checked:
  * a case that leaves the machine otherwise than it found it fails
- * (runner/found.c). --repeat runs the cases again (runner/repeat.c).
+ * (runner/found.c). --repeat runs the cases again (runner/repeat.c);
+ * --latency measures a load beside many held async jobs (runner/latency.c).
  *
  * This file is the case table and the run (options, run_case(), the
  * cleanup after each case); the probes, the prerequisites, the cases and
@@ -304,6 +305,11 @@ static void run_case(struct suite *s, const struct ma_case *c, size_t idx,
 	ktap_result(name, &ctx.verdict);
 }
 
+/* --latency's result: run as a case is, not one of the table's. */
+static const struct ma_case latency_case = {
+	LATENCY_CASE, SAFE, latency_run, MODULES("ma_gate", "ma_plain"), NULL,
+};
+
 /* ---- main -------------------------------------------------------------- */
 
 static struct suite suite = {
@@ -346,6 +352,9 @@ static void usage(FILE *f, const char *prog)
 		"                        results of repetition K>1 named <case>.K,\n"
 		"                        then repeat_drift: Slab, MemAvailable and\n"
 		"                        modules from the first's end to the last's\n"
+		"      --latency N,...   the result latency: a plain load beside N\n"
+		"                        held unrelated async jobs (1 to %d), for\n"
+		"                        each N; no case runs but those --case names\n"
 		"      --allow-deadlock  run unsafe cases even where they deadlock\n"
 		"                        the kernel for good (throw-away VMs only)\n"
 		"      --expect-skip     expect this kernel to skip the sync for\n"
@@ -374,7 +383,7 @@ static void usage(FILE *f, const char *prog)
 		"knobs the suite writes and the null_blk devices must be as\n"
 		"they were before (\"# left as found:\"): a case that changed\n"
 		"them fails, a run that did exits 1.\n",
-		prog, DEFAULT_TIMEOUT_MS, REPEAT_MAX);
+		prog, DEFAULT_TIMEOUT_MS, REPEAT_MAX, LATENCY_JOBS_MAX);
 }
 
 static void list_cases(void)
@@ -429,6 +438,7 @@ enum {
 	OPT_EXPECT_SKIP,
 	OPT_LIST_MODULES,
 	OPT_REPEAT,
+	OPT_LATENCY,
 };
 
 static const struct option options[] = {
@@ -441,6 +451,7 @@ static const struct option options[] = {
 	{ "expect-skip", no_argument, NULL, OPT_EXPECT_SKIP },
 	{ "modules-dir", required_argument, NULL, 'm' },
 	{ "repeat", required_argument, NULL, OPT_REPEAT },
+	{ "latency", required_argument, NULL, OPT_LATENCY },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -495,6 +506,15 @@ int main(int argc, char *argv[])
 			}
 			suite.repeat = count;
 			break;
+		case OPT_LATENCY:
+			if (!latency_parse(&suite, optarg)) {
+				fprintf(stderr, "%s: bad --latency: %s (1 to %d, %zu at most)\n",
+					argv[0], optarg, LATENCY_JOBS_MAX,
+					ARRAY_SIZE(suite.latency));
+				usage(stderr, argv[0]);
+				return 2;
+			}
+			break;
 		case OPT_EXPECT_SKIP:
 			suite.expect_skip = true;
 			break;
@@ -525,6 +545,12 @@ int main(int argc, char *argv[])
 		usage(stderr, argv[0]);
 		return 2;
 	}
+	if (suite.repeat && suite.nr_latency) {
+		fprintf(stderr, "%s: --latency and --repeat: one or the other\n",
+			argv[0]);
+		usage(stderr, argv[0]);
+		return 2;
+	}
 	/* Every option was checked: a list follows only valid arguments. */
 	if (list == 'l')
 		list_cases();
@@ -541,10 +567,11 @@ int main(int argc, char *argv[])
 	signal(SIGTERM, on_signal);
 
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
-		if (!any_selected)
+		if (!any_selected && !suite.nr_latency)
 			selected[i] = true;
 		plan += selected[i];
 	}
+	plan += !!suite.nr_latency;
 
 	suite_test_modules(&suite);
 	if (getenv(WHOLE_SUITE_SKIP_ENV)) {
@@ -570,6 +597,8 @@ int main(int argc, char *argv[])
 				run_case(&suite, &cases[i], i, k);
 		repeat_done(&suite, k);
 	}
+	if (suite.nr_latency)
+		run_case(&suite, &latency_case, ARRAY_SIZE(cases), 1);
 	left_as_found = suite.skip_all[0] || found_run_check();
 	repeat_end(&suite);
 	if (!left_as_found)

@@ -266,6 +266,29 @@ TEST(runner_repeats_the_selected_cases_with_names_of_their_own)
 	ktap_check(_metadata, out, expected, ARRAY_SIZE(expected));
 }
 
+/* --latency: its result after the cases --case names, or alone. */
+TEST(runner_measures_latency_after_the_selected_cases_only)
+{
+	static const char * const with_case[] = {
+		"--latency", "1,10,100,1000", "--case", "async_init_completes",
+		"--modules-dir", "/nonexistent/modules", NULL,
+	};
+	static const char * const alone[] = {
+		"--latency", "5", "--modules-dir", "/nonexistent/modules", NULL,
+	};
+	static const char * const expected[] = {
+		"async_init_completes", "latency",
+	};
+	static char out[16384];
+
+	if (!have_runner())
+		SKIP(return, NO_RUNNER);
+	EXPECT_EQ(4, run_runner(with_case, -1, out, sizeof(out)));
+	ktap_check(_metadata, out, expected, ARRAY_SIZE(expected));
+	EXPECT_EQ(4, run_runner(alone, -1, out, sizeof(out)));
+	ktap_check(_metadata, out, expected + 1, 1);
+}
+
 TEST(runner_usage_errors_exit_2_with_nothing_on_stdout)
 {
 	static const char * const unknown_case[] = { "--case", "no_such_case", NULL };
@@ -278,9 +301,19 @@ TEST(runner_usage_errors_exit_2_with_nothing_on_stdout)
 	static const char * const repeat_unsafe[] = {
 		"--repeat", "2", "--allow-deadlock", NULL,
 	};
+	static const char * const no_jobs[] = { "--latency", "0", NULL };
+	static const char * const many_jobs[] = { "--latency", "1,1001", NULL };
+	static const char * const jobs_word[] = { "--latency", "1,x", NULL };
+	static const char * const many_counts[] = {
+		"--latency", "1,2,3,4,5,6,7,8,9", NULL,
+	};
+	static const char * const latency_repeat[] = {
+		"--latency", "1", "--repeat", "2", NULL,
+	};
 	const char * const *const all[] = {
 		unknown_case, bad_timeout, not_a_number, unknown_option,
 		extra_argument, no_repeat, repeat_word, repeat_unsafe,
+		no_jobs, many_jobs, jobs_word, many_counts, latency_repeat,
 	};
 	char out[4096];
 	unsigned int i;

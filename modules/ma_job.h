@@ -1,19 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The one async job of a module_async test module, and its knobs.
+ * The async job of a module_async test module, and its knobs.
  *
- * Every test module but ma_plain runs at most one async job per load, and
- * the runner (tools/testing/selftests/module_async/module_async.c) drives
- * and observes it through module parameters under
- * /sys/module/<module>/parameters/. A knob has one name, type, mode and
- * meaning in every module, and is declared with its MA_KNOB_*() below:
+ * Every test module but ma_plain runs at most one async job per load (ma_gate
+ * as many as "jobs" says, all alike, one gate for all), and the runner
+ * (tools/testing/selftests/module_async/module_async.c) drives and observes
+ * it through module parameters under /sys/module/<module>/parameters/. A
+ * knob has one name, type, mode and meaning in every module, and is declared
+ * with its MA_KNOB_*() below:
  *
  *   gate_ms    (uint, 0444, set at load) bound in ms of every wait in the
  *              module: the job's on the gate, init's, exit's (default 30000)
+ *   jobs       (uint, 0444, set at load) how many jobs "start" queues: 1 to
+ *              MA_JOBS_MAX (default 1)
  *   start      (write 1, 0644) queue the job, for modules whose init does not
  *   open       (write 1, 0644) open the gate: a job held on it proceeds
  *   started    (int, 0444) 1 once the job runs (and, if gated, waits on it)
- *   done       (int, 0444) 1 once the job has finished
+ *   held       (int, 0444) how many jobs wait on the gate now
+ *   done       (int, 0444) 1 once the job (every job) has finished
  *   timed_out  (int, 0444) 1 if gate_ms expired before the gate was opened
  *   result     (int, 0444) what the job's work returned (0 or -errno)
  *
@@ -25,7 +29,11 @@
  *
  * No wait is unbounded. A held job waits on the gate with
  * wait_for_completion_timeout(), so a runner that dies cannot leave a job
- * behind for longer than gate_ms. The job holds a reference on its module
+ * behind for longer than gate_ms from its start. Of many jobs, only as many
+ * as the async workqueue runs at once wait on the gate (system_unbound_wq's
+ * max_active, 512, in 5.10 and 6.1; the "async" workqueue's 256 from 6.9:
+ * kernel/async.c); the rest are pending in the workqueue, and each waits
+ * its gate_ms once it runs. Each job holds a reference on its module
  * from queueing until its last statement: delete_module() refuses (EBUSY)
  * while a job runs, instead of freeing the code under it, and a job that
  * never ends (a deadlocked request_module()) leaves a module that cannot be
@@ -42,6 +50,7 @@
 #define _MA_JOB_H
 
 #include <linux/async.h>
+#include <linux/atomic.h>
 #include <linux/completion.h>
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
@@ -53,10 +62,16 @@
 /* The gate's default safety timeout; the runner passes its own at load. */
 #define MA_GATE_MS_DEFAULT	30000
 
+/* Most jobs "jobs" takes: each is an async entry and, while held, a worker. */
+#define MA_JOBS_MAX		1000
+
 struct ma_job {
 	struct completion gate;		/* opened by "open" or module exit */
 	struct completion finished;	/* the job's last statement ran */
 	unsigned int gate_ms;		/* bound of the wait on the gate */
+	unsigned int jobs;		/* how many ma_job_queue() queues */
+	atomic_t left;			/* queued jobs not yet finished */
+	atomic_t held;			/* jobs waiting on the gate now */
 	bool queued;			/* queued in this load (one shot) */
 	int started;
 	int done;
@@ -71,14 +86,23 @@ static struct ma_job ma_job = {
 	.gate = COMPLETION_INITIALIZER(ma_job.gate),
 	.finished = COMPLETION_INITIALIZER(ma_job.finished),
 	.gate_ms = MA_GATE_MS_DEFAULT,
+	.jobs = 1,
 };
 
-/* Queue the job; the caller is init, a worker or the "start" knob. */
+/*
+ * Queue the job ("jobs" of them); the caller is init, a worker or the
+ * "start" knob. Each holds a reference on the module until its end.
+ */
 static inline void ma_job_queue(void)
 {
-	__module_get(THIS_MODULE);
+	unsigned int i;
+
+	atomic_set(&ma_job.left, ma_job.jobs);
 	ma_job.queued = true;
-	async_schedule(ma_job_fn, &ma_job);
+	for (i = 0; i < ma_job.jobs; i++) {
+		__module_get(THIS_MODULE);
+		async_schedule(ma_job_fn, &ma_job);
+	}
 }
 
 /* First statement of every job. */
@@ -92,8 +116,10 @@ static inline void ma_job_hold(void)
 {
 	unsigned long left;
 
+	atomic_inc(&ma_job.held);
 	left = wait_for_completion_timeout(&ma_job.gate,
 					   msecs_to_jiffies(ma_job.gate_ms));
+	atomic_dec(&ma_job.held);
 	if (!left) {
 		WRITE_ONCE(ma_job.timed_out, 1);
 		pr_warn("%s: gate not opened within %u ms, job released\n",
@@ -101,13 +127,18 @@ static inline void ma_job_hold(void)
 	}
 }
 
-/* Last statement of every job: publish result, then done, then let go. */
+/*
+ * Last statement of every job: publish result; the last job to end, done,
+ * then let go.
+ */
 static inline void ma_job_end(int result)
 {
 	WRITE_ONCE(ma_job.result, result);
-	/* Whoever reads done == 1 must find the result already there. */
-	smp_store_release(&ma_job.done, 1);
-	complete(&ma_job.finished);
+	if (atomic_dec_and_test(&ma_job.left)) {
+		/* Whoever reads done == 1 must find the result already there. */
+		smp_store_release(&ma_job.done, 1);
+		complete(&ma_job.finished);
+	}
 	module_put(THIS_MODULE);
 }
 
@@ -118,7 +149,7 @@ static inline void ma_gate_open(void)
 
 /*
  * The exit of every module that includes this header: open the gate and
- * wait, bounded, for a queued job. The job's module reference keeps
+ * wait, bounded, for the queued jobs' last. The job's module reference keeps
  * delete_module() from getting here while the job runs, so the wait
  * normally returns at once; it is a second line of defence, not a
  * synchronisation the module relies on.
@@ -209,10 +240,48 @@ static const struct kernel_param_ops ma_start_ops __maybe_unused = {
 	.get = ma_start_get,
 };
 
+/* "jobs": 1 to MA_JOBS_MAX, else the load fails with -EINVAL. */
+static inline int ma_jobs_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int n;
+	int ret;
+
+	ret = kstrtouint(val, 0, &n);
+	if (ret)
+		return ret;
+	if (n < 1 || n > MA_JOBS_MAX)
+		return -EINVAL;
+	ma_job.jobs = n;
+	return 0;
+}
+
+static inline int ma_jobs_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%u\n", ma_job.jobs);
+}
+
+static const struct kernel_param_ops ma_jobs_ops __maybe_unused = {
+	.set = ma_jobs_set,
+	.get = ma_jobs_get,
+};
+
+static inline int ma_held_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&ma_job.held));
+}
+
+static const struct kernel_param_ops ma_held_ops __maybe_unused = {
+	.get = ma_held_get,
+};
+
 /* The knobs, as the table at the top of this file describes them. */
 #define MA_KNOB_GATE_MS()						\
 	module_param_named(gate_ms, ma_job.gate_ms, uint, 0444);	\
 	MODULE_PARM_DESC(gate_ms, "bound in ms of every wait (default 30000)")
+
+#define MA_KNOB_JOBS()							\
+	module_param_cb(jobs, &ma_jobs_ops, NULL, 0444);		\
+	MODULE_PARM_DESC(jobs, "how many jobs start queues (default 1)")
 
 #define MA_KNOB_START()							\
 	module_param_cb(start, &ma_start_ops, NULL, 0644);		\
@@ -225,6 +294,10 @@ static const struct kernel_param_ops ma_start_ops __maybe_unused = {
 #define MA_KNOB_STARTED()						\
 	module_param_named(started, ma_job.started, int, 0444);	\
 	MODULE_PARM_DESC(started, "1 once the job runs")
+
+#define MA_KNOB_HELD()							\
+	module_param_cb(held, &ma_held_ops, NULL, 0444);		\
+	MODULE_PARM_DESC(held, "how many jobs wait on the gate now")
 
 #define MA_KNOB_DONE()							\
 	module_param_named(done, ma_job.done, int, 0444);		\

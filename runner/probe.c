@@ -30,38 +30,47 @@ const char * const probe_modules[] = {
 	"ma_gate", "ma_plain", "ma_async_init", "ma_worker_async", NULL,
 };
 
+/* One load and unload of ma_plain, none held: its load's time in @us. */
+int plain_load(struct suite *s, long long *us)
+{
+	struct module_load load = { .params = "" };
+	char path[PATH_MAX];
+	int ret;
+
+	module_path(s, "ma_plain", path, sizeof(path));
+	load.path = path;
+	ret = module_load_start(&load);
+	if (ret)
+		return ret;
+	if (module_load_wait(&load, s->timeout_ms) == CHILD_RUNNING) {
+		child_describe(&load.child, "plain load of ma_plain");
+		return -ETIMEDOUT;
+	}
+	ret = module_load_result(&load);
+	if (ret)
+		return ret;
+	*us = child_elapsed_us(&load.child);
+	return module_unload("ma_plain", s->timeout_ms);
+}
+
 /*
  * How long a plain load takes here, now: the slowest of a few loads and
  * unloads of ma_plain. Everything "too long" in this run derives from it.
  */
 int suite_baseline(struct suite *s)
 {
-	struct module_load load = { .params = "" };
-	char path[PATH_MAX];
-	long long slowest = 0;
+	long long us, slowest = 0;
 	int i, ret;
 
 	if (s->baseline_us >= 0)
 		return 0;
 
-	module_path(s, "ma_plain", path, sizeof(path));
-	load.path = path;
 	for (i = 0; i < BASELINE_LOADS; i++) {
-		ret = module_load_start(&load);
+		ret = plain_load(s, &us);
 		if (ret)
 			return ret;
-		if (module_load_wait(&load, s->timeout_ms) == CHILD_RUNNING) {
-			child_describe(&load.child, "baseline load of ma_plain");
-			return -ETIMEDOUT;
-		}
-		ret = module_load_result(&load);
-		if (ret)
-			return ret;
-		if (child_elapsed_us(&load.child) > slowest)
-			slowest = child_elapsed_us(&load.child);
-		ret = module_unload("ma_plain", s->timeout_ms);
-		if (ret)
-			return ret;
+		if (us > slowest)
+			slowest = us;
 	}
 	s->baseline_us = slowest;
 	s->hold_ms = HOLD_FACTOR * (slowest + 999) / 1000;
@@ -73,17 +82,19 @@ int suite_baseline(struct suite *s)
 }
 
 /*
- * Hold an unrelated async job (ma_gate's), load @module (ma_plain, or
- * ma_async_init with its gate open) with @params and see whether the load
- * returns while the job is held. Then open the gate: a held load must now
- * return (the causality check). Unloads both modules. Returns 0 if it could
- * measure, -errno (with a diagnostic) if not.
+ * Hold an unrelated async job (ma_gate's; @jobs of them, settled: see
+ * jobs_settle()), load @module (ma_plain, or ma_async_init with its gate
+ * open) with @params and see whether the load returns while the job is
+ * held. Then open the gate: a held load must now return (the causality
+ * check). Unloads both modules. Returns 0 if it could measure, -errno (with
+ * a diagnostic) if not.
  */
-int load_beside_held_job(struct suite *s, const char *module,
-			 const char *params, struct held_load *h)
+int load_beside_held_jobs(struct suite *s, const char *module,
+			  const char *params, unsigned int jobs,
+			  struct held_load *h)
 {
 	struct module_load load = { .params = params };
-	char path[PATH_MAX];
+	char path[PATH_MAX], gate_params[32];
 	long long opened;
 	int ret;
 
@@ -94,13 +105,13 @@ int load_beside_held_job(struct suite *s, const char *module,
 		h->stuck = ret == -ETIMEDOUT;
 		return ret;
 	}
-	ret = test_module_load(s, "ma_gate", NULL);
+	snprintf(gate_params, sizeof(gate_params), "jobs=%u", jobs);
+	ret = test_module_load(s, "ma_gate", gate_params);
 	h->stuck = ret == -ETIMEDOUT;
 	if (!ret)
 		ret = job_start("ma_gate");
 	if (!ret)
-		ret = knob_wait_long("ma_gate", "started", 1, s->timeout_ms,
-				     NULL);
+		ret = jobs_settle(s, "ma_gate", jobs, &h->jobs_held);
 	if (ret) {
 		diag("cannot hold an async job with ma_gate: %s",
 		     strerror(-ret));
@@ -139,12 +150,18 @@ int load_beside_held_job(struct suite *s, const char *module,
 		diag("it returned %.1f ms after the gate opened",
 		     ms(h->after_open_us));
 
-	/* @module's unload would wait for ma_gate's job too. */
+	/* @module's unload would wait for ma_gate's jobs too. */
 	if (job_wait_done(s, "ma_gate"))
 		log_knobs("ma_gate");
 	module_unload(module, s->timeout_ms);
 	module_unload("ma_gate", s->timeout_ms);
 	return 0;
+}
+
+int load_beside_held_job(struct suite *s, const char *module,
+			 const char *params, struct held_load *h)
+{
+	return load_beside_held_jobs(s, module, params, 1, h);
 }
 
 static const char * const fact_names[NR_FACTS] = {

@@ -11,6 +11,7 @@
  *   evidence.c         the evidence of a deadlock
  *   found.c            the machine left as found, checked
  *   repeat.c           --repeat: verdicts and memory over repetitions
+ *   latency.c          --latency: a load's latency against held async jobs
  *
  * Policy lives here (which case, which verdict); the mechanisms (bounded
  * loads, knobs, the kernel log, stacks) are ../lib's.
@@ -84,6 +85,8 @@ struct suite {
 	bool allow_deadlock;
 	bool expect_skip;
 	unsigned int repeat;	/* --repeat N, 0 without */
+	unsigned int latency[8];	/* --latency N,...: jobs held */
+	unsigned int nr_latency;	/* how many; 0 without */
 	char skip_all[256];	/* why every case skips, or "" */
 	long long baseline_us;	/* slowest plain load; -1: not measured */
 	int hold_ms;		/* no view of stacks: held after this long */
@@ -191,14 +194,19 @@ struct held_load {
 	long long load_us;	/* start of the load to its return */
 	long long after_open_us;	/* gate opening to the load's return */
 	int result;		/* the load's outcome */
+	long jobs_held;		/* jobs waiting on the gate as the load began */
 };
 
 /* What the baseline and the policy probe load, besides the cases. */
 extern const char * const probe_modules[];
 
+int plain_load(struct suite *s, long long *us);
 int suite_baseline(struct suite *s);
 int load_beside_held_job(struct suite *s, const char *module,
 			 const char *params, struct held_load *h);
+int load_beside_held_jobs(struct suite *s, const char *module,
+			  const char *params, unsigned int jobs,
+			  struct held_load *h);
 void suite_probe_policy(struct case_ctx *ctx);
 void fact_set(struct suite *s, enum fact_id id, enum fact value);
 bool would_deadlock(const struct suite *s, enum safety safety);
@@ -246,6 +254,15 @@ void repeat_begin(const struct suite *s, unsigned int k);
 void repeat_done(const struct suite *s, unsigned int k);
 void repeat_compare(struct case_ctx *ctx, size_t idx, unsigned int k);
 void repeat_end(const struct suite *s);
+
+/* latency.c; the most jobs, modules/ma_job.h's MA_JOBS_MAX. */
+#define LATENCY_JOBS_MAX	1000
+#define LATENCY_CASE		"latency"
+
+int jobs_settle(struct suite *s, const char *module, unsigned int jobs,
+		long *held);
+bool latency_parse(struct suite *s, const char *arg);
+void latency_run(struct case_ctx *ctx);
 
 /* cases_init.c: a load whose init leads to a held job (FACT_OWN, _WORKER). */
 void init_wait(struct case_ctx *ctx, enum fact_id id);

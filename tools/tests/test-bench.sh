@@ -4,7 +4,8 @@
 # test-bench.sh - tools/bench --quick (one run each, the stock kernel only)
 # prints its table: the header line, the floor's and a warm make vm's rows
 # with numbers, "ratio suite/floor: X" and "ratio make-vm/floor: X" with X
-# a number; the table's reader refuses tables that lack one of these; bad
+# a number, and its latency row (a load beside held async jobs) with its
+# numbers; the table's reader refuses tables that lack one of these; bad
 # usage is exit 2.  Ends with "N passed, N failed".
 
 set -euo pipefail
@@ -50,6 +51,18 @@ table_problem()
 	done
 }
 
+# latency_problem FILE: why FILE has no latency row with its figures and
+# ratio (nothing if it has).  README's table is older than the row:
+# checked apart.
+latency_problem()
+{
+	local line
+
+	line=$(grep -m 1 '^latency .* job(s) held ' "$1") || { echo "no latency row"; return; }
+	[[ $line =~ \ ($NUM)\ +($NUM)\ +($NUM)\ +($NUM)(\ |$) ]] ||
+		echo "no figures and ratio in '$line'"
+}
+
 # The reader can fail: README's table taken, tables with a row, a ratio or
 # the header missing or not numbers refused.
 good=$(mktemp)
@@ -88,5 +101,19 @@ elif [ -n "$(table_problem "$out.table")" ]; then
 else
 	pass "bench --quick: its table, ratios $(sed -n 's/^ratio //p' "$out.table" | tr '\n' ' ')"
 fi
+if [ -n "$(latency_problem "$out.table")" ]; then
+	fail "bench --quick: $(latency_problem "$out.table")"
+else
+	pass "bench --quick: $(grep -m 1 '^latency ' "$out.table" | tr -s ' ')"
+fi
+# The latency row's check can fail: the row gone, its figures not numbers.
+for mangle in '/^latency /d' '/^latency /s/\(held *\)[0-9][0-9.]*/\1-/'; do
+	sed "$mangle" "$out.table" >"$bad"
+	if [ -n "$(latency_problem "$bad")" ]; then
+		pass "the latency check refuses a table after '$mangle'"
+	else
+		fail "the latency check takes a table after '$mangle'"
+	fi
+done
 cat "$out.table"
 checks_summary
