@@ -371,7 +371,7 @@ case " $* " in
 *" --scenario die "*) cases="ok_first panic hang" ;;
 *)
 	cases="modprobe_null_blk configfs_loaded modprobe_extra"
-	cases="$cases request_module_kyber hung_task_timeout"
+	cases="$cases request_module_kyber guest_knobs"
 	;;
 esac
 for c in $cases; do
@@ -474,7 +474,8 @@ t configfs_loaded grep -q '^configfs ' /proc/modules
 t modprobe_extra modprobe ma_standin
 t request_module_kyber sh -c 'echo kyber >/sys/block/nullb0/queue/scheduler &&
 	grep -q "\[kyber\]" /sys/block/nullb0/queue/scheduler'
-t hung_task_timeout grep -qx 10 /proc/sys/kernel/hung_task_timeout_secs
+t guest_knobs sh -c 'grep -qx 10 /proc/sys/kernel/hung_task_timeout_secs &&
+	{ [ ! -e /sys/kernel/rcu_expedited ] || grep -qx 1 /sys/kernel/rcu_expedited; }'
 echo "# $(dmesg --version)"
 echo "# $(modprobe --version | head -n 1)"
 echo "stand-in stderr" >&2
@@ -576,7 +577,7 @@ ok 1 modprobe_null_blk
 ok 2 configfs_loaded
 ok 3 modprobe_extra
 ok 4 request_module_kyber
-ok 5 hung_task_timeout
+ok 5 guest_knobs
 EOF
 start=$(date +%s%N)
 check_rc "vm-run.sh boots the stand-in suite: rc 0" 0 \
