@@ -136,6 +136,14 @@ check_rc "vm-run.sh --timeout 0 exits 2" 2 \
 	"$TOOLS/vm/vm-run.sh" --kernel x --initrd y --out z --timeout 0
 check_rc "fetch-kernel.sh --kver without value exits 2" 2 "$TOOLS/kernel/fetch-kernel.sh" --kver
 check_rc "mkinitramfs.sh without --out exits 2" 2 "$TOOLS/vm/mkinitramfs.sh" --kernel x --suite y
+# A QEMU that exited is gone, though not yet reaped: here a zombie whose
+# parent (a sleep) never reaps it.
+# shellcheck disable=SC2016 # the inner bash expands them
+check "qemu.sh: qemu_alive counts a zombie as gone, not as alive" timeout 10 bash -c '
+	. "$1/lib.sh" && . "$1/vm/qemu.sh" && qemu_alive $$ || exit 1
+	pid=$(sh -c "sleep 0 & echo \$!; exec sleep 5 >/dev/null")
+	until [ "$(cut -d" " -f3 "/proc/$pid/stat")" = Z ]; do sleep 0.01; done
+	! qemu_alive "$pid"' - "$TOOLS"
 
 # ---- Debian's package layouts, by generation ------------------------------
 section "package names and headers Makefiles"
