@@ -361,6 +361,9 @@ static void usage(FILE *f, const char *prog)
 		"                        modules that use no async: report\n"
 		"                        plain_load_skips_unrelated_async as not ok\n"
 		"                        instead of skipping it where it waits\n"
+		"      --facts LIST      what a load waits for, as an earlier run\n"
+		"                        on this kernel printed it (\"# facts:\"):\n"
+		"                        not measured again\n"
 		"  -m, --modules-dir DIR the test modules (default: the runner's\n"
 		"                        directory + /modules)\n"
 		"\n"
@@ -439,6 +442,7 @@ enum {
 	OPT_LIST_MODULES,
 	OPT_REPEAT,
 	OPT_LATENCY,
+	OPT_FACTS,
 };
 
 static const struct option options[] = {
@@ -452,6 +456,7 @@ static const struct option options[] = {
 	{ "modules-dir", required_argument, NULL, 'm' },
 	{ "repeat", required_argument, NULL, OPT_REPEAT },
 	{ "latency", required_argument, NULL, OPT_LATENCY },
+	{ "facts", required_argument, NULL, OPT_FACTS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -517,6 +522,14 @@ int main(int argc, char *argv[])
 			break;
 		case OPT_EXPECT_SKIP:
 			suite.expect_skip = true;
+			break;
+		case OPT_FACTS:
+			if (facts_parse(&suite, optarg)) {
+				fprintf(stderr, "%s: bad --facts: %s\n",
+					argv[0], optarg);
+				usage(stderr, argv[0]);
+				return 2;
+			}
 			break;
 		case 'm':
 			if (strlen(optarg) >= sizeof(suite.modules_dir)) {

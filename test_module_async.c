@@ -310,10 +310,18 @@ TEST(runner_usage_errors_exit_2_with_nothing_on_stdout)
 	static const char * const latency_repeat[] = {
 		"--latency", "1", "--repeat", "2", NULL,
 	};
+	static const char * const facts_unknown[] = {
+		"--facts", "own=yes,worker=unknown", NULL,
+	};
+	static const char * const facts_no_fact[] = {
+		"--facts", "own=yes,flag=no", NULL,
+	};
+	static const char * const facts_trailing[] = { "--facts", "own=yes,", NULL };
 	const char * const *const all[] = {
 		unknown_case, bad_timeout, not_a_number, unknown_option,
 		extra_argument, no_repeat, repeat_word, repeat_unsafe,
 		no_jobs, many_jobs, jobs_word, many_counts, latency_repeat,
+		facts_unknown, facts_no_fact, facts_trailing,
 	};
 	char out[4096];
 	unsigned int i;
@@ -324,6 +332,22 @@ TEST(runner_usage_errors_exit_2_with_nothing_on_stdout)
 		EXPECT_EQ(2, run_runner(all[i], -1, out, sizeof(out)));
 		EXPECT_STREQ("", out);
 	}
+}
+
+/* --facts takes the facts as the "# facts:" line prints them. */
+TEST(runner_takes_facts_as_printed)
+{
+	static const char * const args[] = {
+		"--facts",
+		"own=yes,worker=no,unrelated=no,older=yes,async_probe=moot,async_probe_knob=absent",
+		"--list", NULL,
+	};
+	char out[4096];
+
+	if (!have_runner())
+		SKIP(return, NO_RUNNER);
+	EXPECT_EQ(0, run_runner(args, -1, out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "async_init_completes safe\n"));
 }
 
 TEST(runner_help)

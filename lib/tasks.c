@@ -409,12 +409,23 @@ static int task_wchan(int pid, char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * Only a task asleep uninterruptibly ("D": wait_event() in every
+ * generation's async_synchronize_*) can be blocked there: its state, a
+ * cheap read, comes first, its stack (an unwind, under TCG a few ms that
+ * slow a running load down) only then.
+ */
 int task_waits_in(int pid, const char *func, enum task_view view)
 {
 	static struct task_stack t;
-	char wchan[TASK_FRAME_LEN];
+	char wchan[TASK_FRAME_LEN], state;
 	int ret;
 
+	ret = task_stat(pid, NULL, 0, &state);
+	if (ret)
+		return ret;
+	if (state != 'D')
+		return 0;
 	if (view == TASK_VIEW_STACK) {
 		ret = task_read(pid, &t, false);
 		if (ret)

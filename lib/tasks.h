@@ -118,9 +118,10 @@ enum task_view tasks_view(void);
 const char *task_view_name(enum task_view view);
 
 /*
- * Does @pid sleep in @func (a pattern as task_stack_find()'s), as @view
- * shows it: anywhere on its stack, or as its wchan? 1 yes, 0 no, -errno if
- * it cannot be read.
+ * Does @pid sleep uninterruptibly in @func (a pattern as
+ * task_stack_find()'s), as @view shows it: anywhere on its stack, or as its
+ * wchan? 1 yes, 0 no (also when it is not in state D), -errno if it cannot
+ * be read.
  */
 int task_waits_in(int pid, const char *func, enum task_view view);
 

@@ -137,6 +137,14 @@ TEST_F(fake_proc, a_held_load_is_seen_by_its_stack_or_its_wchan)
 	snprintf(path, sizeof(path), "%s/2/stack", self->root);
 	write_file(path, "[<0>] kthreadd+0x1c0/0x220\n[<0>] ret_from_fork+0x22/0x30\n");
 	EXPECT_EQ(TASK_VIEW_STACK, tasks_view());
+
+	/* Running, not blocked: on its way in or out of the wait. */
+	fake_task(self->root, 400, "400 (insmod) R 1 400 400 0\n",
+		  "[<0>] async_synchronize_cookie_domain+0xd5/0x110\n");
+	snprintf(path, sizeof(path), "%s/400/wchan", self->root);
+	write_file(path, "async_synchronize_cookie_domain");
+	EXPECT_EQ(0, task_waits_in(400, "async_synchronize_*", TASK_VIEW_STACK));
+	EXPECT_EQ(0, task_waits_in(400, "async_synchronize_*", TASK_VIEW_WCHAN));
 }
 
 TEST(stack_frames_leave_out_generic_and_unreliable_ones)

@@ -191,6 +191,46 @@ static const char *fact_value(enum fact value)
 	}
 }
 
+/*
+ * Facts given as the "# facts:" line prints them (--facts, from an earlier
+ * boot of the same kernel), each "name=value", comma-separated: the probe
+ * does not measure them again. "unknown" is no value to give. 0, or
+ * -EINVAL (nothing set) if @arg is not such a list.
+ */
+int facts_parse(struct suite *s, const char *arg)
+{
+	static const enum fact values[] = {
+		FACT_NO, FACT_YES, FACT_MOOT, FACT_ABSENT,
+	};
+	enum fact parsed[NR_FACTS] = { FACT_UNMEASURED };
+	const char *p = arg;
+	size_t id, v, n;
+
+	do {
+		for (id = 0; id < NR_FACTS; id++) {
+			n = strlen(fact_names[id]);
+			if (!strncmp(p, fact_names[id], n) && p[n] == '=')
+				break;
+		}
+		if (id == NR_FACTS)
+			return -EINVAL;
+		p += n + 1;
+		for (v = 0; v < ARRAY_SIZE(values); v++) {
+			n = strlen(fact_value(values[v]));
+			if (!strncmp(p, fact_value(values[v]), n) &&
+			    (p[n] == ',' || !p[n]))
+				break;
+		}
+		if (v == ARRAY_SIZE(values))
+			return -EINVAL;
+		parsed[id] = values[v];
+		p += n;
+	} while (*p++ == ',');
+	memcpy(s->facts, parsed, sizeof(parsed));
+	s->facts_given = true;
+	return 0;
+}
+
 /* A case that measured a fact records it: the probe need not again. */
 void fact_set(struct suite *s, enum fact_id id, enum fact value)
 {
@@ -330,6 +370,8 @@ void suite_probe_policy(struct case_ctx *ctx)
 	if (s->policy != POLICY_UNPROBED)
 		return;
 	s->policy = POLICY_UNKNOWN;
+	if (s->facts_given)
+		diag("facts as --facts gave them, measured by an earlier boot");
 	for (i = 0; i < NR_FACTS; i++)
 		measure(ctx, i);
 	for (i = 0; i < NR_FACTS; i++)

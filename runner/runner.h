@@ -94,6 +94,7 @@ struct suite {
 	enum task_view view;	/* how a load is seen held (lib/tasks.h) */
 	enum policy policy;
 	enum fact facts[NR_FACTS];
+	bool facts_given;	/* by --facts: not measured in this run */
 	const char *test_modules[MA_TEST_MODULES_MAX + 1];	/* NULL-ended */
 };
 
@@ -208,6 +209,7 @@ int load_beside_held_jobs(struct suite *s, const char *module,
 			  const char *params, unsigned int jobs,
 			  struct held_load *h);
 void suite_probe_policy(struct case_ctx *ctx);
+int facts_parse(struct suite *s, const char *arg);
 void fact_set(struct suite *s, enum fact_id id, enum fact value);
 bool would_deadlock(const struct suite *s, enum safety safety);
 enum fact policy_awaits_during_init(const struct suite *s);

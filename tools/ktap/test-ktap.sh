@@ -191,6 +191,8 @@ ok 5 c # SKIP" results "$tmp/boot-1.ktap"
 		skip-all <(printf '%s\n' 'TAP version 13' '1..0 # SKIP must be run as root')
 	reads "skip-all: none in a document with cases" 1 "" skip-all "$doc"
 	reads "policy" 0 always-sync policy "$doc"
+	reads "facts" 0 "own=yes,unrelated=no" facts \
+		<(printf '%s\n' '# facts: own=yes,unrelated=no' '# policy: x' 'ok 1 a')
 	reads "verdict CASE" 0 timeout verdict gamma "$doc"
 	reads "verdict of a case not in the document" 1 "" verdict zeta "$doc"
 	reads "verdict CASE: the last result naming it" 0 ok verdict a \

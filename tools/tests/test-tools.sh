@@ -136,6 +136,14 @@ check_rc "vm-run.sh --timeout 0 exits 2" 2 \
 	"$TOOLS/vm/vm-run.sh" --kernel x --initrd y --out z --timeout 0
 check_rc "fetch-kernel.sh --kver without value exits 2" 2 "$TOOLS/kernel/fetch-kernel.sh" --kver
 check_rc "mkinitramfs.sh without --out exits 2" 2 "$TOOLS/vm/mkinitramfs.sh" --kernel x --suite y
+# A QEMU that exited is gone, though not yet reaped: here a zombie whose
+# parent (a sleep) never reaps it.
+# shellcheck disable=SC2016 # the inner bash expands them
+check "qemu.sh: qemu_alive counts a zombie as gone, not as alive" timeout 10 bash -c '
+	. "$1/lib.sh" && . "$1/vm/qemu.sh" && qemu_alive $$ || exit 1
+	pid=$(sh -c "sleep 0 & echo \$!; exec sleep 5 >/dev/null")
+	until [ "$(cut -d" " -f3 "/proc/$pid/stat")" = Z ]; do sleep 0.01; done
+	! qemu_alive "$pid"' - "$TOOLS"
 
 # ---- Debian's package layouts, by generation ------------------------------
 section "package names and headers Makefiles"
@@ -371,7 +379,7 @@ case " $* " in
 *" --scenario die "*) cases="ok_first panic hang" ;;
 *)
 	cases="modprobe_null_blk configfs_loaded modprobe_extra"
-	cases="$cases request_module_kyber hung_task_timeout"
+	cases="$cases request_module_kyber guest_knobs"
 	;;
 esac
 for c in $cases; do
@@ -474,7 +482,8 @@ t configfs_loaded grep -q '^configfs ' /proc/modules
 t modprobe_extra modprobe ma_standin
 t request_module_kyber sh -c 'echo kyber >/sys/block/nullb0/queue/scheduler &&
 	grep -q "\[kyber\]" /sys/block/nullb0/queue/scheduler'
-t hung_task_timeout grep -qx 10 /proc/sys/kernel/hung_task_timeout_secs
+t guest_knobs sh -c 'grep -qx 10 /proc/sys/kernel/hung_task_timeout_secs &&
+	{ [ ! -e /sys/kernel/rcu_expedited ] || grep -qx 1 /sys/kernel/rcu_expedited; }'
 echo "# $(dmesg --version)"
 echo "# $(modprobe --version | head -n 1)"
 echo "stand-in stderr" >&2
@@ -576,7 +585,7 @@ ok 1 modprobe_null_blk
 ok 2 configfs_loaded
 ok 3 modprobe_extra
 ok 4 request_module_kyber
-ok 5 hung_task_timeout
+ok 5 guest_knobs
 EOF
 start=$(date +%s%N)
 check_rc "vm-run.sh boots the stand-in suite: rc 0" 0 \

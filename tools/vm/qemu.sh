@@ -221,10 +221,18 @@ qemu_start()
 	echo $!
 }
 
-# qemu_alive PID
+# qemu_alive PID: running, not a zombie.  QEMU is no child of the script
+# that watches it (qemu_start runs in a $(...)), so its zombie waits for
+# init to reap it: seconds where init reaps lazily (a container's), which
+# kill -0 alone would count as alive.
 qemu_alive()
 {
-	[ -n "$1" ] && kill -0 "$1" 2>/dev/null
+	local stat
+
+	[ -n "$1" ] && kill -0 "$1" 2>/dev/null || return 1
+	{ read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 0
+	stat=${stat##*) }
+	[ "${stat%% *}" != Z ]
 }
 
 # qemu_stop PID: TERM, then KILL if it is still there.

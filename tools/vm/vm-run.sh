@@ -22,10 +22,12 @@
 # left over skipped for "kernel wedged by CASE") and the guest cannot even
 # power off: once everything it printed has arrived, QEMU is killed and a new VM
 # runs the cases left over (the same suite arguments plus "--case NAME" for
-# each).  A guest that dies otherwise (panic, an oops that kills init, no end
-# marker within --timeout, a suite that exits without reporting every case)
-# gets "not ok N CASE # ERROR why" for the case that was running, with the
-# console's last kernel lines, and the run goes on in a new VM too.  The
+# each, and "--facts LIST" once a boot printed the facts its policy probe
+# measured: the same kernel, not probed again).  A guest that dies otherwise
+# (panic, an oops that kills init, no end marker within --timeout, a suite
+# that exits without reporting every case) gets "not ok N CASE # ERROR why"
+# for the case that was running, with the console's last kernel lines, and
+# the run goes on in a new VM too.  The
 # case that was running is the first of the planned order without a result;
 # the order is the runner's --list, which the caller gives (--cases: vm.sh
 # lists the runner it built).  At most one boot more than there are cases,
@@ -314,7 +316,7 @@ declare -A final=()	# the cases with a verdict, from any boot
 boot_args=(${suite_args[@]+"${suite_args[@]}"})
 nplan=${#wanted[@]}	# what the boot runs, if it prints no plan
 [ "$nplan" -gt 0 ] || nplan=${#planned[@]}
-note='' max_boots=0 infra='' boot=0 first_opt=() retried=''
+note='' max_boots=0 infra='' boot=0 first_opt=() retried='' facts=''
 for arg in ${base_args[@]+"${base_args[@]}"}; do
 	[[ ${#arg} -lt 3 || --allow-deadlock != "$arg"* ]] || first_opt=(--save "$state")
 done
@@ -335,6 +337,12 @@ while :; do
 	doc_plan=$("$KTAP" plan "$doc") || doc_plan=''
 	mapfile -t doc_names < <("$KTAP" verdicts "$doc" | awk '$2 != "(unnamed)" { print $2 }')
 	mapfile -t doc_skipped < <("$KTAP" leftover "$doc")
+	# What a load waits for, as a boot measured it: later boots are
+	# given it (the same kernel) instead of measuring it again.
+	if [ -z "$facts" ]; then
+		facts=$("$KTAP" facts "$doc" | head -n 1) || facts=''
+		[[ $facts != *unknown* ]] || facts=''
+	fi
 
 	if [ "$boot" = 1 ] && [ "$(record "$rec" began)" = 0 ]; then
 		# A kernel that crashed before the suite began (seen under TCG:
@@ -429,6 +437,7 @@ while :; do
 	fi
 	nplan=${#remaining[@]}
 	boot_args=(${base_args[@]+"${base_args[@]}"})
+	[ -z "$facts" ] || boot_args+=(--facts "$facts")
 	for name in "${remaining[@]}"; do
 		boot_args+=(--case "$name")
 	done
