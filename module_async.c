@@ -350,7 +350,7 @@ static void usage(FILE *f, const char *prog)
 		"      --repeat N        run the cases N times (1 to %d), each\n"
 		"                        repetition's verdicts the first's; the\n"
 		"                        results of repetition K>1 named <case>.K,\n"
-		"                        then repeat_drift: Slab, MemAvailable and\n"
+		"                        then repeat_drift: Slab, free memory and\n"
 		"                        modules from the first's end to the last's\n"
 		"      --latency N,...   the result latency: a plain load beside N\n"
 		"                        held unrelated async jobs (1 to %d), for\n"

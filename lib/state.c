@@ -6,9 +6,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "diag.h"
 #include "knob.h"
@@ -188,10 +190,14 @@ int state_diff(const struct ma_state *before, const struct ma_state *now,
 	return count;
 }
 
-int meminfo_kb(const char *file, const char *key, long *kb)
+/*
+ * The value of the first line of @file that sscanf() @fmt matches (one
+ * %ld), or with @all the sum over every such line; 0 or -errno.
+ */
+static int scan_lines(const char *file, const char *fmt, bool all, long *out)
 {
 	char line[256];
-	size_t n = strlen(key);
+	long v, sum = 0;
 	int ret = -ENOENT;
 	FILE *f;
 
@@ -199,12 +205,40 @@ int meminfo_kb(const char *file, const char *key, long *kb)
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, key, n) || line[n] != ':')
+		if (sscanf(line, fmt, &v) != 1)
 			continue;
-		if (sscanf(line + n + 1, "%ld", kb) == 1)
-			ret = 0;
-		break;
+		sum += v;
+		ret = 0;
+		if (!all)
+			break;
 	}
 	fclose(f);
+	if (!ret)
+		*out = sum;
+	return ret;
+}
+
+int meminfo_kb(const char *file, const char *key, long *kb)
+{
+	char fmt[64];
+
+	snprintf(fmt, sizeof(fmt), "%s: %%ld", key);
+	return scan_lines(file, fmt, false, kb);
+}
+
+/*
+ * A page freed goes to its CPU's list first (a THP's too, from 5.13), and
+ * leaves NR_FREE_PAGES, hence MemAvailable, until the list is drained to
+ * the buddy allocator: MemAvailable moves by up to those lists' "high"
+ * (megabytes) with no page leaked.
+ */
+int pcp_free_kb(const char *file, long *kb)
+{
+	long pages;
+	int ret;
+
+	ret = scan_lines(file, " count: %ld", true, &pages);
+	if (!ret)
+		*kb = pages * (sysconf(_SC_PAGESIZE) / 1024);
 	return ret;
 }

@@ -53,4 +53,10 @@ int state_diff(const struct ma_state *before, const struct ma_state *now,
 /* A "Key:  N kB" line of a /proc/meminfo file, in kB; 0 or -errno. */
 int meminfo_kb(const char *file, const char *key, long *kb);
 
+/*
+ * The free pages on the per-CPU lists (the "count:" of every CPU's pageset
+ * in a /proc/zoneinfo file), in kB; 0 or -errno.
+ */
+int pcp_free_kb(const char *file, long *kb);
+
 #endif /* MA_STATE_H */

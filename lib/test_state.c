@@ -131,4 +131,32 @@ TEST(meminfo_lines)
 	free(dir);
 }
 
+TEST(pcp_free_lines)
+{
+	char *dir = make_temp_dir();
+	char path[PATH_MAX];
+	long kb = 0, page_kb = sysconf(_SC_PAGESIZE) / 1024;
+
+	ASSERT_NE(NULL, dir);
+	snprintf(path, sizeof(path), "%s/zoneinfo", dir);
+	write_file(path, "Node 0, zone    DMA32\n"
+		   "  pages free     200000\n"
+		   "  pagesets\n"
+		   "    cpu: 0\n"
+		   "              count: 25\n"
+		   "              high:  378\n"
+		   "              batch: 63\n"
+		   "    cpu: 1\n"
+		   "              count: 512\n"
+		   "              high:  378\n"
+		   "              batch: 63\n"
+		   "  node_unreclaimable:  0\n");
+	EXPECT_EQ(0, pcp_free_kb(path, &kb));
+	EXPECT_EQ(537 * page_kb, kb);
+	write_file(path, "Node 0, zone    DMA32\n  pages free     200000\n");
+	EXPECT_NE(0, pcp_free_kb(path, &kb));
+	remove_tree(dir);
+	free(dir);
+}
+
 TEST_HARNESS_MAIN
