@@ -259,6 +259,23 @@ entry_lock()
 	flock 9
 }
 
+# may_own PID FILE: process PID runs and began before FILE last changed,
+# so it may have made FILE.  PIDs are reused (pid_max may be 32768): a
+# process that began after FILE's last change is not its maker.  From
+# /proc/PID/stat's starttime (field 22, ticks after boot) and /proc/stat's
+# btime, to the second.
+may_own()
+{
+	local stat fields btime
+
+	kill -0 "$1" 2>/dev/null || return 1
+	{ read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 0
+	read -ra fields <<<"${stat##*) }"
+	btime=$(awk '$1 == "btime" { print $2 }' /proc/stat) || return 0
+	[ -n "$btime" ] && [ -n "${fields[19]:-}" ] || return 0
+	[ $((btime + fields[19] / $(getconf CLK_TCK))) -le $(($(stat -c %Y "$2") + 1)) ]
+}
+
 # stale_remove PREFIX: remove PREFIX<pid>.* left behind by a process that
 # is gone (killed with SIGKILL, say): the temporary files of a run are
 # named PREFIX$$.XXXXXX, so the next run can tell whose they were.
@@ -273,7 +290,7 @@ stale_remove()
 		case $pid in
 		'' | *[!0-9]*) continue ;;
 		esac
-		kill -0 "$pid" 2>/dev/null && continue
+		may_own "$pid" "$f" && continue
 		log "removing ${f##*/}, left behind by process $pid"
 		rm -rf "$f"
 	done

@@ -4,7 +4,8 @@
 # test-leftovers.sh - what a killed run leaves behind, the next run removes:
 # a download in the cache's debs/ (.download.<pid>.*) and an initramfs
 # being packed ($TMPDIR/mkinitramfs.<pid>.*), each named by the process
-# that made it; those of a process still running are left alone.  One
+# that made it; those of a process still running, begun before they last
+# changed, are left alone.  One
 # `make vm` on the stock kernel (warm: 20 s), with TMPDIR pointed here.
 # Ends with "N passed, N failed".
 
@@ -28,11 +29,14 @@ true &
 dead=$!
 wait "$dead"
 kill -0 "$dead" 2>/dev/null && die "pid $dead still runs: cannot fake a killed run"
-left=("$debs/.download.$dead.test" "$tmp/mkinitramfs.$dead.test")
+# And one named by a pid reused since: ours, which began after the file
+# last changed (an hour ago).
+left=("$debs/.download.$dead.test" "$tmp/mkinitramfs.$dead.test" "$tmp/mkinitramfs.$$.reused")
 live=("$debs/.download.$$.test" "$tmp/mkinitramfs.$$.test")
 trap 'rm -rf "$tmp" "${left[@]}" "${live[@]}"' EXIT
 mkdir "${left[@]}" "${live[@]}"
 touch "${left[0]}/partial.deb"
+touch -d '1 hour ago' "${left[2]}"
 
 status=0
 TMPDIR=$tmp make -s -C "$TOP" vm >"$tmp/out" 2>&1 || status=$?
@@ -44,9 +48,9 @@ else
 fi
 for f in "${left[@]}"; do
 	if [ -e "$f" ]; then
-		fail "${f##*/} of a killed process: removed"
+		fail "${f##*/} of a killed process (or a reused pid): removed"
 	else
-		pass "${f##*/} of a killed process: removed"
+		pass "${f##*/} of a killed process (or a reused pid): removed"
 	fi
 done
 for f in "${live[@]}"; do
