@@ -29,8 +29,9 @@
 # for the case that was running, with the console's last kernel lines, and
 # the run goes on in a new VM too.  The case that was running is the first
 # of the planned order without a result; the order is the runner's --list,
-# which the caller gives (--cases: vm.sh lists the runner it built).  At most one boot more than there are cases,
-# and none after a boot in which no case got a verdict.  The KTAP reader
+# which the caller gives (--cases: vm.sh lists the runner it built).  At
+# most one boot more than there are cases, and none after a boot in which
+# no case got a verdict.  The KTAP reader
 # (tools/ktap/ktap) reads every boot's document, and its merge makes one
 # document of them: the first boot's plan and order, every case once.
 #
