@@ -27,6 +27,9 @@
 #ifndef __NR_close_range
 #define __NR_close_range	436	/* the same on every architecture */
 #endif
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open		434	/* the same on every architecture */
+#endif
 
 /*
  * The child keeps only stdin, stdout, stderr and its end of the pipe. Any
@@ -132,14 +135,24 @@ int child_start(struct child *c, child_fn fn, void *arg)
 	return 0;
 }
 
-/* Reap the child within @timeout_ms; true if it was reaped. */
+/*
+ * Reap the child within @timeout_ms; true if it was reaped. A child that
+ * has just reported is still on its way out: its pidfd (5.3 and later)
+ * says when it has exited, where a poll of waitpid() would sleep a step.
+ */
 static bool child_reap(struct child *c, int timeout_ms)
 {
 	long long deadline = now_us() + timeout_ms * 1000LL;
+	struct pollfd pfd = { .events = POLLIN };
 	pid_t pid;
 
 	if (c->reaped)
 		return true;
+	pfd.fd = syscall(__NR_pidfd_open, c->pid, 0);
+	if (pfd.fd >= 0) {
+		poll(&pfd, 1, timeout_ms);
+		close(pfd.fd);
+	}
 	for (;;) {
 		pid = waitpid(c->pid, &c->wait_status, WNOHANG);
 		if (pid == c->pid || (pid < 0 && errno == ECHILD)) {
