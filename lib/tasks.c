@@ -76,6 +76,24 @@ char task_state(pid_t pid)
 	return state;
 }
 
+int task_sleeps(pid_t pid, long *n)
+{
+	char line[128];
+	int ret = -ENOENT;
+	FILE *f;
+
+	f = task_open(pid, "status");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "voluntary_ctxt_switches: %ld", n) == 1) {
+			ret = 0;
+			break;
+		}
+	fclose(f);
+	return ret;
+}
+
 int task_comm(pid_t pid, char *buf, size_t len)
 {
 	return task_stat(pid, buf, len, NULL);

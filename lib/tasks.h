@@ -25,6 +25,13 @@ void tasks_set_proc_root(const char *dir);
 /* The state letter of @pid ('R', 'S', 'D', 'Z', ...), or 0 if unknown. */
 char task_state(pid_t pid);
 
+/*
+ * How many times @pid has gone to sleep (/proc/<pid>/status,
+ * voluntary_ctxt_switches) into *@n: a sleeping task woken that sleeps
+ * again has counted one more. 0 or -errno.
+ */
+int task_sleeps(pid_t pid, long *n);
+
 /* Read the command name of @pid into @buf; returns 0 or -errno. */
 int task_comm(pid_t pid, char *buf, size_t len);
 

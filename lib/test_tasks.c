@@ -42,6 +42,18 @@ TEST(task_state_of_real_tasks)
 	EXPECT_EQ(0, task_state(c.pid));
 }
 
+/* A task that sleeps and wakes has counted one more sleep. */
+TEST(a_task_counts_its_sleeps)
+{
+	long before, after;
+
+	ASSERT_EQ(0, task_sleeps(getpid(), &before));
+	sleep_ms(1);
+	ASSERT_EQ(0, task_sleeps(getpid(), &after));
+	EXPECT_LT(before, after);
+	EXPECT_EQ(-ENOENT, task_sleeps(-1, &after));
+}
+
 FIXTURE(fake_proc) {
 	char *root;
 };
@@ -91,6 +103,19 @@ TEST_F(fake_proc, stat_with_parentheses_in_the_name)
 	ASSERT_EQ(0, task_comm(200, comm, sizeof(comm)));
 	EXPECT_STREQ("a) b", comm);
 	EXPECT_EQ(0, task_state(999));
+}
+
+TEST_F(fake_proc, sleeps_from_the_status_file)
+{
+	char path[PATH_MAX];
+	long n = -1;
+
+	EXPECT_EQ(-ENOENT, task_sleeps(100, &n));
+	snprintf(path, sizeof(path), "%s/100/status", self->root);
+	write_file(path, "Name:\tmodprobe\nvoluntary_ctxt_switches:\t17\n"
+		   "nonvoluntary_ctxt_switches:\t3\n");
+	EXPECT_EQ(0, task_sleeps(100, &n));
+	EXPECT_EQ(17, n);
 }
 
 TEST_F(fake_proc, dumps_the_stacks_of_blocked_tasks_only)
