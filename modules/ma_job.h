@@ -13,7 +13,9 @@
  *              module: the job's on the gate, init's, exit's (default 30000)
  *   jobs       (uint, 0444, set at load) how many jobs "start" queues: 1 to
  *              MA_JOBS_MAX (default 1)
- *   start      (write 1, 0644) queue the job, for modules whose init does not
+ *   start      (write 1, 0644) queue the job, for modules whose init does not;
+ *              again once it is done, with the gate closed and the knobs
+ *              below as at load
  *   open       (write 1, 0644) open the gate: a job held on it proceeds
  *   started    (int, 0444) 1 once the job runs (and, if gated, waits on it)
  *   held       (int, 0444) how many jobs wait on the gate now
@@ -135,9 +137,9 @@ static inline void ma_job_end(int result)
 {
 	WRITE_ONCE(ma_job.result, result);
 	if (atomic_dec_and_test(&ma_job.left)) {
-		/* Whoever reads done == 1 must find the result already there. */
-		smp_store_release(&ma_job.done, 1);
 		complete(&ma_job.finished);
+		/* Whoever reads done == 1 finds the result and finished too. */
+		smp_store_release(&ma_job.done, 1);
 	}
 	module_put(THIS_MODULE);
 }
@@ -212,10 +214,13 @@ static const struct kernel_param_ops ma_open_ops __maybe_unused = {
 };
 
 /*
- * "start": writing a true value queues the job, once per load. Refused
- * while the module is still loading (a "start=1" in the load's parameter
- * string): the loading task must not be the one that queues the job, or its
- * own do_init_module() would wait for it.
+ * "start": writing a true value queues the job; once it is done, again,
+ * with a closed gate and the knobs as at load (the runner holds jobs again
+ * without a new load). Refused while the job runs, and while the module is
+ * still loading (a "start=1" in the load's parameter string): the loading
+ * task must not be the one that queues the job, or its own
+ * do_init_module() would wait for it. Knob writes are serialised by the
+ * module's parameter lock (param_attr_store()).
  */
 static inline int ma_start_set(const char *val, const struct kernel_param *kp)
 {
@@ -224,8 +229,17 @@ static inline int ma_start_set(const char *val, const struct kernel_param *kp)
 	ret = ma_knob_parse_1(val);
 	if (ret)
 		return ret;
-	if (THIS_MODULE->state != MODULE_STATE_LIVE || ma_job.queued)
+	if (THIS_MODULE->state != MODULE_STATE_LIVE ||
+	    (ma_job.queued && !completion_done(&ma_job.finished)))
 		return -EBUSY;
+	if (ma_job.queued) {
+		reinit_completion(&ma_job.gate);
+		reinit_completion(&ma_job.finished);
+		WRITE_ONCE(ma_job.started, 0);
+		WRITE_ONCE(ma_job.done, 0);
+		WRITE_ONCE(ma_job.timed_out, 0);
+		WRITE_ONCE(ma_job.result, 0);
+	}
 	ma_job_queue();
 	return 0;
 }

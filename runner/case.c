@@ -144,9 +144,6 @@ int job_wait_done(struct suite *s, const char *module)
 	return knob_wait_long(module, "done", 1, s->timeout_ms, NULL);
 }
 
-/* Where do_init_module() waits for async work, on every generation. */
-#define SYNC_FUNCTIONS		"async_synchronize_*"
-
 /*
  * How a held load is seen, found once a run and said in a "#" line: by its
  * stack or wchan; where neither can be read, by its time (the baseline's

@@ -82,30 +82,59 @@ int suite_baseline(struct suite *s)
 }
 
 /*
- * A load whose init queued a job of its own (ma_async_init with its gate
- * open) waits for that job a moment, on every kernel: seen then, it is not
- * held by ma_gate's. True if @module has a job, and once that job is done
- * @load returns within HELD_CONFIRM_MS (a wake-up's time, under TCG too).
+ * A load whose init queued a job of its own (ma_async_init, its gate still
+ * closed), seen waiting: for that job only, or for older work too (ma_gate's
+ * job)? Open its gate: the load returns, or its job ends, wakes it (kernel/
+ * async.c wakes every waiter when an entry is done) and it goes back to
+ * sleep in the sync, a sleep more than before the gate opened. True if it
+ * was held by its own job only. Where the sleeps or stacks cannot be read,
+ * a load still running HELD_CONFIRM_MS after its job is done is held (a
+ * wake-up's time, under TCG too).
  */
 #define HELD_CONFIRM_MS		50
 
 static bool held_by_own_job(struct suite *s, const char *module,
 			    struct module_load *load)
 {
-	long done;
+	long long deadline = now_us() + s->timeout_ms * 1000LL;
+	long before, sleeps, done = 0;
+	pid_t pid = load->child.pid;
 
-	if (knob_read_long(module, "done", &done) || job_wait_done(s, module))
+	if (!knob_exists(module, "open"))
 		return false;
-	return module_load_wait(load, HELD_CONFIRM_MS) != CHILD_RUNNING;
+	if (s->view == TASK_VIEW_NONE || task_sleeps(pid, &before)) {
+		gate_open(module);
+		if (job_wait_done(s, module))
+			return false;
+		return module_load_wait(load, HELD_CONFIRM_MS) != CHILD_RUNNING;
+	}
+	gate_open(module);
+	for (;;) {
+		if (module_load_wait(load, KNOB_POLL_STEP_MS) != CHILD_RUNNING)
+			return true;
+		if (!knob_read_long(module, "done", &done) && done == 1 &&
+		    !task_sleeps(pid, &sleeps) && sleeps > before &&
+		    task_waits_in(pid, SYNC_FUNCTIONS, s->view) == 1)
+			return false;
+		if (now_us() >= deadline)
+			return false;
+	}
 }
 
 /*
+ * While the policy probe measures, ma_gate stays loaded from one
+ * measurement to the next (gate_keep) and its "start" holds jobs again: a
+ * load and an unload fewer each. gate_kept: it is loaded, its jobs done.
+ */
+static bool gate_keep, gate_kept;
+
+/*
  * Hold an unrelated async job (ma_gate's; @jobs of them, settled: see
- * jobs_settle()), load @module (ma_plain, or ma_async_init with its gate
- * open) with @params and see whether the load returns while the job is
+ * jobs_settle()), load @module (ma_plain, or ma_async_init: see
+ * held_by_own_job()) with @params and see whether the load returns while the job is
  * held. Then open the gate: a held load must now return (the causality
- * check). Unloads both modules. Returns 0 if it could measure, -errno (with
- * a diagnostic) if not.
+ * check). Unloads both modules (ma_gate not while the probe keeps it).
+ * Returns 0 if it could measure, -errno (with a diagnostic) if not.
  */
 int load_beside_held_jobs(struct suite *s, const char *module,
 			  const char *params, unsigned int jobs,
@@ -124,7 +153,8 @@ int load_beside_held_jobs(struct suite *s, const char *module,
 		return ret;
 	}
 	snprintf(gate_params, sizeof(gate_params), "jobs=%u", jobs);
-	ret = test_module_load(s, "ma_gate", gate_params);
+	ret = gate_kept ? 0 : test_module_load(s, "ma_gate", gate_params);
+	gate_kept = false;
 	h->stuck = ret == -ETIMEDOUT;
 	if (!ret)
 		ret = job_start("ma_gate");
@@ -148,6 +178,9 @@ int load_beside_held_jobs(struct suite *s, const char *module,
 	h->held = load_wait_held(s, &load, s->timeout_ms) != LOAD_RETURNED;
 	if (h->held && held_by_own_job(s, module, &load))
 		h->held = false;
+	/* Its own job, if any, must end before @module can be unloaded. */
+	if (knob_exists(module, "open") && !gate_open(module))
+		job_wait_done(s, module);
 
 	opened = now_us();
 	gate_open("ma_gate");
@@ -174,7 +207,10 @@ int load_beside_held_jobs(struct suite *s, const char *module,
 	if (job_wait_done(s, "ma_gate"))
 		log_knobs("ma_gate");
 	module_unload(module, s->timeout_ms);
-	module_unload("ma_gate", s->timeout_ms);
+	if (gate_keep)
+		gate_kept = true;
+	else
+		module_unload("ma_gate", s->timeout_ms);
 	return 0;
 }
 
@@ -351,8 +387,8 @@ static void measure(struct case_ctx *ctx, enum fact_id id)
 		s->facts[id] = unrelated_awaited(ctx, "ma_plain", NULL);
 		break;
 	case FACT_OLDER:
-		/* Its own job runs through: only ma_gate's can hold it. */
-		s->facts[id] = unrelated_awaited(ctx, "ma_async_init", "open=1");
+		/* Held past its own job's end: by ma_gate's. */
+		s->facts[id] = unrelated_awaited(ctx, "ma_async_init", NULL);
 		break;
 	case FACT_ASYNC_PROBE:
 	case FACT_ASYNC_PROBE_KNOB:
@@ -392,8 +428,13 @@ void suite_probe_policy(struct case_ctx *ctx)
 	s->policy = POLICY_UNKNOWN;
 	if (s->facts_given)
 		diag("facts as --facts gave them, measured by an earlier boot");
+	gate_keep = true;
 	for (i = 0; i < NR_FACTS; i++)
 		measure(ctx, i);
+	gate_keep = false;
+	if (gate_kept && !ktap_wedged_by())
+		module_unload("ma_gate", s->timeout_ms);
+	gate_kept = false;
 	for (i = 0; i < NR_FACTS; i++)
 		n += snprintf(line + n, sizeof(line) - n, "%s%s=%s",
 			      i ? "," : "", fact_names[i], fact_value(f[i]));

@@ -175,6 +175,9 @@ int job_wait_done_or_cycle(struct case_ctx *ctx, const char *module,
 			   long *done);
 void verdict_stuck(struct case_ctx *ctx, int ret, const char *what);
 
+/* Where do_init_module() waits for async work, on every generation. */
+#define SYNC_FUNCTIONS		"async_synchronize_*"
+
 /* A load seen blocked in async_synchronize_*, returned, or neither. */
 enum load_hold {
 	LOAD_HELD,
