@@ -41,7 +41,7 @@
 # Nothing here may wait for ever on a wedged kernel.  After a genuine
 # deadlock a task stuck in the kernel for good may still hold the suite's
 # stdout (so the copy of its output would never see the end of it): the
-# end marker follows the suite's exit within COPY_BOUND_TICKS.  A clean
+# end marker follows the suite's exit within COPY_BOUND_S.  A clean
 # power off then hangs too (kernel_power_off() waits for the stuck usermode
 # helper, and so does sysrq "o"): when the suite reported a wedged kernel
 # ("# kernel wedged by CASE"), the guest goes down by sysrq "b" (an immediate
@@ -60,7 +60,7 @@ OUTPUT=/run/module_async.out		# FIFO: the suite's stdout
 COPIED=/run/module_async.copied		# the copy of its output is complete
 DOC=/run/module_async.ktap		# what the suite printed, for the reader
 HEADER='selftests: module_async: module_async.sh'	# run_kselftest's test
-COPY_BOUND_TICKS=10			# 0.1 s each
+COPY_BOUND_S=1				# the copy's end after the suite's
 ARGS_BOUND_DS=250			# for each byte of the arguments (VTIME)
 FLOOR_ARG=--floor			# PRESET_ARGS' first line: power off at once
 
@@ -199,15 +199,16 @@ suite_wedged()
 	fi
 }
 
-# wait_for FILE TICKS: until FILE exists, at most TICKS tenths of a second.
-wait_for()
+# copy_done: the copier has copied everything, waited for until it ends
+# (the moment it does, where a poll would sleep a step), at most
+# COPY_BOUND_S: a watchdog kills it then.
+copy_done()
 {
-	n=0
-	while [ ! -e "$1" ] && [ "$n" -lt "$2" ]; do
-		sleep 0.1
-		n=$((n + 1))
-	done
-	[ -e "$1" ]
+	(sleep "$COPY_BOUND_S" && kill "$copier" 2>/dev/null) &
+	watchdog=$!
+	wait "$copier"
+	kill "$watchdog" 2>/dev/null
+	[ -e "$COPIED" ]
 }
 
 if [ "$args_ok" = 0 ]; then
@@ -226,10 +227,9 @@ elif [ -x "$SUITE" ]; then
 		"$SUITE" "$@" >"$OUTPUT"
 		rc=$?
 	fi
-	if ! wait_for "$COPIED" "$COPY_BOUND_TICKS"; then
+	if ! copy_done; then
 		echo "guest-init: something the suite left behind holds its output open:" \
 			"not waiting for it"
-		kill "$copier" 2>/dev/null
 	fi
 	if [ "$via" = run_kselftest ] && [ "$rc" -eq 0 ]; then
 		rc=$(runner_rc)
@@ -246,7 +246,8 @@ echo "MODULE_ASYNC_END rc=$rc"
 echo "MODULE_ASYNC_END rc=$rc" >&3
 exec 3>&-
 
-if [ -e "$DOC" ] && suite_wedged; then
+# Only a run that failed can have wedged the kernel (a wedge is a not ok).
+if [ "$rc" -ne 0 ] && [ -e "$DOC" ] && suite_wedged; then
 	echo "guest-init: the kernel is wedged, a clean power off would hang: sysrq reboot"
 	echo b >/proc/sysrq-trigger
 fi
