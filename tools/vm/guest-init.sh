@@ -75,13 +75,6 @@ floor=
 mount -t proc none /proc
 mount -t sysfs none /sys
 mount -t devtmpfs none /dev
-mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
-# What udev would make: the kselftest runner appends to /dev/stdout (which
-# would otherwise be a new regular file on devtmpfs).
-ln -sfn /proc/self/fd /dev/fd
-ln -sf /proc/self/fd/0 /dev/stdin
-ln -sf /proc/self/fd/1 /dev/stdout
-ln -sf /proc/self/fd/2 /dev/stderr
 exec </dev/console >/dev/console 2>&1
 
 # A stuck task should be reported long before the host's watchdog expires.
@@ -100,7 +93,16 @@ fi
 via=direct
 [ ! -r "$VIA_FILE" ] || read -r via <"$VIA_FILE"
 case $via in
-run_kselftest) SUITE=/opt/kselftest/run_kselftest.sh ;;
+run_kselftest)
+	SUITE=/opt/kselftest/run_kselftest.sh
+	# What udev would make: the kselftest runner appends to /dev/stdout
+	# (which would otherwise be a new regular file on devtmpfs).  Each
+	# is an exec: not made for the suite alone, which needs none.
+	ln -sfn /proc/self/fd /dev/fd
+	ln -sf /proc/self/fd/0 /dev/stdin
+	ln -sf /proc/self/fd/1 /dev/stdout
+	ln -sf /proc/self/fd/2 /dev/stderr
+	;;
 *) SUITE=/opt/module_async/module_async.sh ;;
 esac
 
