@@ -28,12 +28,31 @@
 
 # shellcheck shell=bash
 
-readonly QEMU_STOP_TICKS=20	# 0.1 s each: TERM, then KILL
+readonly QEMU_STOP_TICKS=200	# 0.01 s each: TERM, then KILL
 readonly QEMU_CMDLINE="console=ttyS0,115200 panic=-1"
 readonly QMP_BOUND_MS=5000	# a reply to a command
 readonly QMP_POLL_S=0.02
 readonly SAVE_BOUND_MS=60000	# a save or a restore, with TCG on a busy host
 readonly SAVE_BANDWIDTH=$((1 << 40))	# bytes/s: the default 32 MiB/s would throttle
+
+# nap S: sleep S seconds without forking sleep(1), for polls many times a
+# second: read -t on a FIFO that nobody writes, made once per shell and
+# unlinked at once.
+NAP_FD=''
+nap()
+{
+	local fifo=${TMPDIR:-/tmp}/module_async.nap.$$.$RANDOM
+
+	if [ -z "$NAP_FD" ]; then
+		if ! mkfifo -m 600 "$fifo" 2>/dev/null; then
+			sleep "$1"
+			return
+		fi
+		exec {NAP_FD}<>"$fifo"
+		rm -f "$fifo"
+	fi
+	read -r -t "$1" -u "$NAP_FD" _ || true
+}
 
 # kvm_verdict_file: where the verdict on KVM guests of this host is kept.
 kvm_verdict_file()
@@ -244,7 +263,7 @@ qemu_stop()
 	kill -TERM "$1" 2>/dev/null || true
 	for ((i = 0; i < QEMU_STOP_TICKS; i++)); do
 		qemu_alive "$1" || return 0
-		sleep 0.1
+		nap 0.01
 	done
 	kill -KILL "$1" 2>/dev/null || true
 }
@@ -308,7 +327,7 @@ qmp()
 		qemu_alive "$QMP_PID" || { QMP_WHY="QEMU exited"; return 1; }
 		qmp_ms
 		[ "$QMP_MS" -lt "$end" ] || { QMP_WHY="no reply to {$1} in $2 ms"; return 1; }
-		sleep "$QMP_POLL_S"
+		nap "$QMP_POLL_S"
 	done
 }
 
@@ -340,7 +359,7 @@ qmp_wait()
 			QMP_WHY="still $key '$QMP_VALUE' after $SAVE_BOUND_MS ms"
 			return 1
 		fi
-		sleep "$QMP_POLL_S"
+		nap "$QMP_POLL_S"
 	done
 	return 1
 }

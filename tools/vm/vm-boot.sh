@@ -143,18 +143,6 @@ now()
 	NOW=$((t / 1000))
 }
 
-# nap S: sleep S seconds without a fork (a sleep(1) each poll would cost
-# the host more than the poll): read -t on a FIFO that nobody writes.
-nap()
-{
-	if [ -z "$nap_fd" ]; then
-		mkfifo "$out/nap.$$"
-		exec {nap_fd}<>"$out/nap.$$"
-		rm -f "$out/nap.$$"
-	fi
-	read -r -t "$1" -u "$nap_fd" _ || true
-}
-
 # secs MS: milliseconds as seconds, e.g. 1.234.
 secs()
 {
@@ -164,7 +152,6 @@ secs()
 # The boot's state, as the watch loop below finds it.
 qemu_pid='' started_ms=0 saw_ready=0 saw_begin=0 saw_end=0 saw_wedge=0 guest_rc=''
 partial='' last_line_ms=0 prev_ms=0 logged=0 new_lines=0 results_fd='' to_guest=''
-nap_fd=''
 how=fresh ready='' saved=0 not_restored=''
 stopped_ms=0	# the guest stood stopped for its save: not counted in its bounds
 
@@ -172,7 +159,7 @@ cleanup()
 {
 	qemu_stop "$qemu_pid"
 	qmp_close
-	rm -f "$channel.in" "$channel.out" "$qmp.in" "$qmp.out" "$out/nap.$$"
+	rm -f "$channel.in" "$channel.out" "$qmp.in" "$qmp.out"
 }
 trap cleanup EXIT
 trap 'cleanup; exit 3' INT TERM HUP
