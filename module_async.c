@@ -601,6 +601,8 @@ int main(int argc, char *argv[])
 		     suite.timeout_ms,
 		     suite.allow_deadlock ? ", deadlocks allowed" : "");
 		found_run_begin(&suite, kernel_modules());
+		/* How a held load is seen: the run's, said once (case.c). */
+		suite_view(&suite);
 	}
 
 	for (k = 1; k <= (suite.repeat ? suite.repeat : 1); k++) {
