@@ -263,7 +263,9 @@ entry_lock()
 # so it may have made FILE.  PIDs are reused (pid_max may be 32768): a
 # process that began after FILE's last change is not its maker.  From
 # /proc/PID/stat's starttime (field 22, ticks after boot) and /proc/stat's
-# btime, to the second.
+# btime, to the second.  A zombie runs no more: a killed run's processes
+# stay zombies until init reaps them, seconds where it reaps lazily (a
+# container's).
 may_own()
 {
 	local stat fields btime
@@ -271,6 +273,7 @@ may_own()
 	kill -0 "$1" 2>/dev/null || return 1
 	{ read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 0
 	read -ra fields <<<"${stat##*) }"
+	[ "${fields[0]:-}" != Z ] || return 1
 	btime=$(awk '$1 == "btime" { print $2 }' /proc/stat) || return 0
 	[ -n "$btime" ] && [ -n "${fields[19]:-}" ] || return 0
 	[ $((btime + fields[19] / $(getconf CLK_TCK))) -le $(($(stat -c %Y "$2") + 1)) ]

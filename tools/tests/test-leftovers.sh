@@ -29,11 +29,22 @@ true &
 dead=$!
 wait "$dead"
 kill -0 "$dead" 2>/dev/null && die "pid $dead still runs: cannot fake a killed run"
+# One named by a zombie, a killed run's process init has not reaped yet:
+# the child of a sleep(1), which never waits for it.
+(sleep 0 & echo $! >"$tmp/zombie"; exec sleep 60) &
+zombie_parent=$!
+for ((i = 0; i < 500; i++)); do
+	zombie=$(cat "$tmp/zombie" 2>/dev/null) || true
+	[ -z "$zombie" ] || [[ $(cat "/proc/$zombie/stat" 2>/dev/null) != *") Z "* ]] || break
+	sleep 0.01
+done
+[[ $(cat "/proc/$zombie/stat" 2>/dev/null) == *") Z "* ]] || die "no zombie to name a file by"
 # And one named by a pid reused since: ours, which began after the file
 # last changed (an hour ago).
-left=("$debs/.download.$dead.test" "$tmp/mkinitramfs.$dead.test" "$tmp/mkinitramfs.$$.reused")
+left=("$debs/.download.$dead.test" "$tmp/mkinitramfs.$dead.test" "$tmp/mkinitramfs.$$.reused"
+      "$tmp/mkinitramfs.$zombie.zombie")
 live=("$debs/.download.$$.test" "$tmp/mkinitramfs.$$.test")
-trap 'rm -rf "$tmp" "${left[@]}" "${live[@]}"' EXIT
+trap 'kill "$zombie_parent" 2>/dev/null; rm -rf "$tmp" "${left[@]}" "${live[@]}"' EXIT
 mkdir "${left[@]}" "${live[@]}"
 touch "${left[0]}/partial.deb"
 touch -d '1 hour ago' "${left[2]}"
