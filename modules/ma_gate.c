@@ -4,7 +4,9 @@
  *
  * The other half of the policy measurements: it tests nothing itself.
  * Writing 1 to "start" queues one job (or "jobs" of them, given at load)
- * with async_schedule() from the writing task, after the module has loaded.
+ * with async_schedule() from the writing task, after the module has loaded;
+ * once they are done, again (the policy probe holds jobs this way for each
+ * of its measurements).
  * A job marks "started" and waits on a gate until the runner writes 1 to
  * "open" (or gate_ms expires); "held" counts the jobs waiting, "done" is 1
  * once the last has ended. While they wait they are outstanding async work
