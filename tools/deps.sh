@@ -18,14 +18,17 @@ PROG=${0##*/}
 #   build-essential, bc, bison, flex, libelf-dev, libssl-dev, dwarves, cpio,
 #   rsync, xz-utils, gcc-12: building the runner, test modules and kernels
 #   qemu-system-x86, busybox-static, kmod, util-linux: the VM and its initramfs
+#   autoconf, automake, libtool, pkgconf, liblzma-dev, libzstd-dev: the
+#   guest's kmod, built static from Debian's source (tools/vm/build-kmod.sh)
 #   apt-utils (apt-get download), dpkg: fetching Debian's kernel packages
 #   python3, shellcheck, sparse: the project's own checks
 #   hyperfine: tools/bench (make bench, and make check's quick one)
 #   debootstrap: the check of the README's commands on a fresh machine
 readonly packages=(
-	bc bison build-essential busybox-static cpio debootstrap dwarves flex
-	gcc-12 hyperfine kmod libelf-dev libssl-dev python3 qemu-system-x86 rsync
-	shellcheck sparse util-linux xz-utils zstd
+	autoconf automake bc bison build-essential busybox-static cpio debootstrap
+	dwarves flex gcc-12 hyperfine kmod libelf-dev liblzma-dev libssl-dev
+	libtool libzstd-dev pkgconf python3 qemu-system-x86 rsync shellcheck
+	sparse util-linux xz-utils zstd
 )
 # With --lava, for make lava (tools/lava/lava.sh) only: lava-dispatcher
 # (lava-run, lava_common's job schema) and what lava.py imports.  A heavy

@@ -509,29 +509,32 @@ deb_release_suites()
 	esac
 }
 
-# deb_release RELEASE: make apt serve RELEASE (a codename or suite: bullseye,
-# bookworm, bookworm-backports, trixie, sid, ...): the machine's own apt when
-# its sources list that release, else the private configuration (APT_CONFIG
-# exported), its lists refreshed first when missing or stale; APT_STATE
-# set for it.
+# deb_release RELEASE [deb-src]: make apt serve RELEASE (a codename or
+# suite: bullseye, bookworm, bookworm-backports, trixie, sid, ...): the
+# machine's own apt when its sources list that release, else the private
+# configuration (APT_CONFIG exported), its lists refreshed first when missing
+# or stale; APT_STATE set for it.  With deb-src, RELEASE's source packages
+# (apt-get source), always from a private configuration of their own,
+# $CACHE/apt/<release>-src.
 deb_release()
 {
-	deb_release_apt "$1"
+	deb_release_apt "$1" "${2:-deb}"
 	APT_STATE=$(apt_state)
 	APT_STATE_OF=x${APT_CONFIG:-}
 }
 
 deb_release_apt()
 {
-	local rel=$1 dir label suite uri debian='' security='' mirror conf fresh=true
-	local sandbox=()
+	local rel=$1 kind=$2 dir label suite uri debian='' security='' mirror conf
+	local fresh=true sandbox=()
 
 	check_release "$rel"
 	unset APT_CONFIG
 	while read -r label suite uri; do
 		case $label in
 		Debian)
-			if [ "$suite" = "$rel" ] && [[ $rel != *-backports ]]; then
+			if [ "$kind" = deb ] && [ "$suite" = "$rel" ] &&
+			   [[ $rel != *-backports ]]; then
 				return 0
 			fi
 			[ -n "$debian" ] || debian=$uri
@@ -544,7 +547,7 @@ deb_release_apt()
 			"(no suite labelled Debian: run apt-get update)"
 	[ -r "$DEB_KEYRING" ] || die "no $DEB_KEYRING (install debian-archive-keyring)"
 
-	dir=$(cache_dir)/apt/$rel
+	dir=$(cache_dir)/apt/$rel${kind#deb}
 	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial" \
 		"$dir/sources.list.d" "$dir/preferences.d"
 	exec 8>"$dir.lock"
@@ -555,7 +558,7 @@ deb_release_apt()
 			uri=$security
 			[ -n "$uri" ] || continue	# the machine has no security mirror
 		fi
-		printf 'deb [signed-by=%s] %s %s main\n' "$DEB_KEYRING" "$uri" "$suite"
+		printf '%s [signed-by=%s] %s %s main\n' "$kind" "$DEB_KEYRING" "$uri" "$suite"
 	done < <(deb_release_suites "$rel") >"$dir/sources.list.new"
 	printf '%s\n' "// module_async: Debian $rel beside the machine's apt" \
 		"Dir::Etc::sourcelist \"$dir/sources.list\";" \
@@ -585,7 +588,7 @@ deb_release_apt()
 		return 0
 	fi
 	rm -f "$dir/updated"
-	log "apt-get update for Debian $rel (lists in $dir/lists)"
+	log "apt-get update for Debian $rel${kind#deb} (lists in $dir/lists)"
 	# As root apt would warn that its sandbox user cannot write here.
 	[ "$(id -u)" -ne 0 ] || sandbox=(-o APT::Sandbox::User=root)
 	apt-get update -q "${sandbox[@]}" -o APT::Update::Error-Mode=any >&2 ||

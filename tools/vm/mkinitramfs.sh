@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build the initramfs of the module_async test VM: busybox, dash as /bin/sh,
-# the real kmod tools and util-linux dmesg with their shared libraries, the
+# Build the initramfs of the module_async test VM: busybox, dash as /bin/sh
+# and util-linux dmesg with their shared libraries, the kmod tools (Debian's
+# kmod of the host's version built static, tools/vm/build-kmod.sh), the
 # kernel's own modules the cases load (the runner's --list-modules) with
 # their dependencies, the suite in /opt/module_async/ (--suite) or a kselftest
 # install in /opt/kselftest/ (--kselftest), its test modules in
@@ -122,7 +123,7 @@ if [ -f "$entry/.complete" ]; then
 	      cat "$entry/.complete"
 	      printf 'module %s\n' "${kernel_modules[@]}"
 	      files_key "$suite" "$TOOLS/vm/mkinitramfs.sh" "$TOOLS/lib.sh" \
-		"$TOOLS/vm/guest-init.sh" "$TOOLS/ktap/ktap"
+		"$TOOLS/vm/guest-init.sh" "$TOOLS/ktap/ktap" "$TOOLS/vm/build-kmod.sh"
 	      tools_key busybox dash kmod dmesg depmod cpio gzip strip
 	      [ "$via" = direct ] || tools_key timeout)
 	if step_current "$stamp" "$key" "$out"; then
@@ -174,7 +175,8 @@ done < <(busybox --list-full)
 # runs what PATH finds.
 copy_with_libs "$(command -v dash)" /bin/dash
 ln -sfn dash "$root/bin/sh"
-copy_with_libs "$(command -v kmod)" /bin/kmod
+kmod=$("$TOOLS/vm/build-kmod.sh") || die "no kmod for the guest"
+cp "$kmod" "$root/bin/kmod"
 for tool in "${KMOD_TOOLS[@]}"; do
 	ln -s /bin/kmod "$root/sbin/$tool"
 done
