@@ -603,6 +603,7 @@ int main(int argc, char *argv[])
 		found_run_begin(&suite, kernel_modules());
 		/* How a held load is seen: the run's, said once (case.c). */
 		suite_view(&suite);
+		suite_warm_up(&suite);
 	}
 
 	for (k = 1; k <= (suite.repeat ? suite.repeat : 1); k++) {

@@ -221,7 +221,9 @@ int job_wait_done_or_cycle(struct case_ctx *ctx, const char *module,
 {
 	static struct task_set blocked;
 	static char first[1024], line[1024];
-	long long begin = now_us(), seen = 0, next_look = begin, now;
+	long long begin = now_us(), seen = 0, now;
+	/* No cycle closes before the job's request has run a while. */
+	long long next_look = begin + CYCLE_LOOK_MS * 1000LL;
 	long long deadline = begin + ctx->suite->timeout_ms * 1000LL;
 
 	suite_view(ctx->suite);

@@ -206,6 +206,7 @@ extern const char * const probe_modules[];
 
 int plain_load(struct suite *s, long long *us);
 int suite_baseline(struct suite *s);
+void suite_warm_up(struct suite *s);
 int load_beside_held_job(struct suite *s, const char *module,
 			 const char *params, struct held_load *h);
 int load_beside_held_jobs(struct suite *s, const char *module,
