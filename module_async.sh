@@ -17,7 +17,14 @@ set -u
 
 readonly KSFT_SKIP=4
 
-here=$(cd "$(dirname "$0")" && pwd)
+# This script's directory, absolute, without a fork (slow in a VM).
+case $0 in
+*/*) here=${0%/*} ;;
+*) here=. ;;
+esac
+CDPATH='' cd -- "$here" || exit 1
+here=$PWD
+cd -- "$OLDPWD" || exit 1
 runner=${MODULE_ASYNC_RUNNER:-$here/module_async}
 modules_dir=$here/modules
 async_probe_knob=/sys/module/module/parameters/async_probe
