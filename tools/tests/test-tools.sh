@@ -287,6 +287,14 @@ if [ -e "$cache/$stock/$kver/stale" ] || [ -e "$cache/$stock/$kver.tmp.leftover"
 fi
 cmp -s "$entry/.complete" "$cache/$stock/$kver/.complete" ||
 	not_ok "rebuilt entry's stamp matches the real cache's"
+# shellcheck disable=SC2016 # bash -c gets its values as $1...
+check "what apt's answers resolved to is kept for the next run" \
+	bash -c 'ls "$1"/apt-answers/fetch-kernel.* >/dev/null 2>&1' _ "$cache"
+# A kept resolution never hides a damaged entry.
+truncate -s 0 "$cache/$stock/$kver/krel"
+check_rc "... and an entry damaged since is made again" 0 \
+	env MODULE_ASYNC_CACHE="$cache" PATH="$tmp/stub:$PATH" "$TOOLS/kernel/fetch-kernel.sh"
+check "... whole" cmp -s "$entry/krel" "$cache/$stock/$kver/krel"
 rm "$cache/$stock/$kver/.complete"
 # shellcheck disable=SC2016 # bash -c gets its values as $1...
 check "an entry without its stamp is not valid" \

@@ -122,7 +122,9 @@ extract_vmlinux_script()
 
 # pvh_image BZIMAGE KERNEL: the path of the unpacked PVH-bootable ELF kernel
 # of BZIMAGE (of kernel entry KERNEL, or itself) in the cache, or nothing if
-# it has none (either verdict is made once, atomically).
+# it has none (either verdict is made once, atomically).  Every run checks
+# the image against the CRC made with it (vmlinux.cksum): cksum reads its
+# 66 MB in 0.02 s, md5sum in 0.1 s.
 pvh_image()
 {
 	local entry stamp script
@@ -131,7 +133,7 @@ pvh_image()
 	entry=$(cache_dir)/pvh/${stamp%% *}
 	entry_lock "$entry"
 	if ! entry_valid "$entry" "$stamp" ||
-	   { [ -f "$entry/vmlinux" ] && ! entry_verify "$entry" vmlinux; }; then
+	   { [ -f "$entry/vmlinux" ] && ! pvh_intact "$entry"; }; then
 		entry_remove "$entry"
 		entry_tmp "$entry"
 		script=$(extract_vmlinux_script "$2") || die "no scripts/extract-vmlinux"
@@ -139,7 +141,8 @@ pvh_image()
 		   ! elf_has_pvh "$ENTRY_TMP/vmlinux"; then
 			rm -f "$ENTRY_TMP/vmlinux"
 		fi
-		[ ! -f "$ENTRY_TMP/vmlinux" ] || entry_sum vmlinux
+		[ ! -f "$ENTRY_TMP/vmlinux" ] ||
+			cksum <"$ENTRY_TMP/vmlinux" >"$ENTRY_TMP/vmlinux.cksum"
 		entry_commit "$entry" "$stamp"
 	fi
 	exec 9>&-
@@ -172,6 +175,21 @@ boot_image()
 	fi
 	[ -f "$image" ] || die "no kernel image at $image"
 	printf '%s\n' "$image"
+}
+
+# pvh_intact ENTRY: its vmlinux has the CRC and size made with it.
+pvh_intact()
+{
+	local want=''
+
+	{ read -r want <"$1/vmlinux.cksum"; } 2>/dev/null || true
+	if [ -z "$want" ]; then
+		log "${1##*/}: no checksums to check it by"
+		return 1
+	fi
+	[ "$(cksum <"$1/vmlinux")" = "$want" ] && return 0
+	log "${1##*/}: vmlinux does not match its checksum"
+	return 1
 }
 
 # elf_has_pvh FILE: an ELF kernel with a PVH entry point (Xen note 0x12,
