@@ -355,13 +355,9 @@ entry_commit()
 # step_text KEY FILE...: the stamp of KEY and FILEs; fails if one is missing.
 step_text()
 {
-	local f
-
 	printf '%s\n' "$1"
 	shift
-	for f in "$@"; do
-		stat -c '%s %y %n' "$f" 2>/dev/null || return 1
-	done
+	[ $# -eq 0 ] || stat -c '%s %y %n' -- "$@" 2>/dev/null
 }
 
 # step_current STAMP KEY FILE...: STAMP says FILEs were made from KEY.
@@ -385,14 +381,20 @@ files_key()
 }
 
 # tools_key CMD...: where each command is, its size and time, and the time of
-# dpkg's status (an upgrade of one of their libraries changes it).
+# dpkg's status (an upgrade of one of their libraries changes it).  The
+# paths from bash's own table (hash), not a fork each.
 tools_key()
 {
-	local c
+	local c paths=()
 
 	for c in "$@"; do
-		stat -L -c '%s %y %n' "$(command -v "$c")"
+		if hash "$c" 2>/dev/null && [ -n "${BASH_CMDS[$c]:-}" ]; then
+			paths+=("${BASH_CMDS[$c]}")
+		else
+			paths+=("$c")
+		fi
 	done
+	stat -L -c '%s %y %n' -- "${paths[@]}"
 	stat -c '%s %y %n' /var/lib/dpkg/status 2>/dev/null || true
 }
 
