@@ -7,9 +7,9 @@
  * loaded); the job waits on a gate, open from the start when the module is
  * loaded with "open=1", then calls request_module("%s", target)
  * synchronously, as device probing did when an async probe needed an I/O
- * scheduler, records what it returned in "result" and marks "done". The
- * gate lets two jobs (this module's and ma_request_twin's) be queued
- * before either requests anything.
+ * scheduler, records what it returned in "result" and how long it took in
+ * "request_us", and marks "done". The gate lets two jobs (this module's and
+ * ma_request_twin's) be queued before either requests anything.
  *
  * request_module() runs modprobe and waits for it. If the target's
  * do_init_module() waits for all async work, it waits for this job, which
@@ -26,6 +26,7 @@
  * reference, so the module then cannot be unloaded (rather than crash).
  */
 #include <linux/kmod.h>
+#include <linux/ktime.h>
 #include <linux/module.h>
 
 #include "ma_job.h"
@@ -42,15 +43,25 @@ MA_KNOB_DONE();
 MA_KNOB_TIMED_OUT();
 MA_KNOB_RESULT("what request_module() returned");
 
+/* Written before ma_job_end() publishes "done": a reader of done sees it. */
+static long request_us = -1;
+module_param(request_us, long, 0444);
+MODULE_PARM_DESC(request_us, "how long the last request_module() took (us)");
+
 static void ma_job_fn(void *data, async_cookie_t cookie)
 {
 	char name[MODULE_NAME_LEN];
+	ktime_t begin;
+	int ret;
 
 	ma_job_begin();
 	ma_job_hold();
 	ma_knob_copy(name, target, sizeof(name));
 	pr_info("requesting %s from an async job\n", name);
-	ma_job_end(request_module("%s", name));
+	begin = ktime_get();
+	ret = request_module("%s", name);
+	WRITE_ONCE(request_us, ktime_us_delta(ktime_get(), begin));
+	ma_job_end(ret);
 }
 
 module_exit(ma_job_exit);

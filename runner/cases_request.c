@@ -51,7 +51,7 @@ static bool request_wait(struct case_ctx *ctx, const char *module,
 			 const char *target, long long begin, long *result)
 {
 	char what[128];
-	long done = 0;
+	long done = 0, request_us = -1;
 	int ret;
 
 	ret = job_wait_done_or_cycle(ctx, module, &done);
@@ -68,6 +68,10 @@ static bool request_wait(struct case_ctx *ctx, const char *module,
 	knob_read_long(module, "result", result);
 	diag("request_module(\"%s\") from %s's async job returned %ld after %.1f ms",
 	     target, module, *result, ms(now_us() - begin));
+	/* The kernel's part: ma_request and its twin time the call itself. */
+	if (!knob_read_long(module, "request_us", &request_us) && request_us >= 0)
+		diag("the call itself took %.1f ms: the kernel's, running modprobe",
+		     ms(request_us));
 	return true;
 }
 
