@@ -44,6 +44,8 @@ nap()
 	local fifo=${TMPDIR:-/tmp}/module_async.nap.$$.$RANDOM
 
 	if [ -z "$NAP_FD" ]; then
+		# One a watcher killed between its mkfifo and rm left goes first.
+		stale_remove "${TMPDIR:-/tmp}/module_async.nap."
 		if ! mkfifo -m 600 "$fifo" 2>/dev/null; then
 			sleep "$1"
 			return
