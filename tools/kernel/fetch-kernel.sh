@@ -95,11 +95,11 @@ need_cmd apt-cache apt-get dpkg-deb sha256sum flock depmod modinfo make
 deb_release "$dist"
 cache=$(cache_dir)
 
-# What apt's answers below resolve to (the version, the kernel release and
-# the entry's stamp) is kept beside apt_cache's answers, keyed the same way
-# (the apt state, installed packages included) and by the arguments and
-# these scripts: a warm run checks its entry without asking apt again
-# (0.5 s).  An entry that is not there, or not valid, takes the long way.
+# What apt's answers below resolve to (the version and the entry's stamp)
+# is kept beside apt_cache's answers, keyed the same way (the apt state,
+# installed packages included) and by the arguments and these scripts: a
+# warm run checks its entry without asking apt again (0.5 s).  An entry
+# that is not there, or not valid, takes the long way.
 memo_key=$(printf '%s\0' "$APT_STATE" "$dist" "$kver" "$(id -u)" \
 	"$(stat -c '%s %Y %n' "$0" "$TOOLS/lib.sh")" | sha256sum)
 memo=$cache/apt-answers/fetch-kernel.${memo_key%% *}

@@ -4,9 +4,10 @@
 # test-leftovers.sh - what a killed run leaves behind, the next run removes:
 # a download in the cache's debs/ (.download.<pid>.*), an initramfs
 # being packed ($TMPDIR/mkinitramfs.<pid>.*) and a watcher's FIFO
-# ($TMPDIR/module_async.nap.<pid>.*), each named by the process that made it; those of a process still running, begun before they last
-# changed, are left alone.  One
-# `make vm` on the stock kernel (warm: 20 s), with TMPDIR pointed here.
+# ($TMPDIR/module_async.nap.<pid>.*), each named by the process that made
+# it; those of a process still running, begun before they last changed,
+# are left alone.  One `make vm` on the stock kernel (warm: 20 s), with
+# TMPDIR pointed here.
 # Ends with "N passed, N failed".
 
 set -euo pipefail
