@@ -38,6 +38,16 @@
 # initramfs instead, PRESET_ARGS (tools/vm/qemu.sh's initrd_with_args), and
 # asks for none.
 #
+# The console carries whole lines: LAVA reads the suite's results off it,
+# and a kernel message printed in the middle of a result line would break
+# it in two (on a busy host it does).  While the suite runs, the kernel
+# prints only its alerts and emergencies itself (console_loglevel 2: a
+# crash's first lines, where no process may run any more) and the header of
+# a sysrq (whatever the level); a relay (relay_start) writes the other
+# messages the kernel would have printed, a line a write, as the copy of
+# the suite's output does.  A message at the relay's start or end may show
+# twice; the kernel's log (dmesg) has them all.
+#
 # Nothing here may wait for ever on a wedged kernel.  After a genuine
 # deadlock a task stuck in the kernel for good may still hold the suite's
 # stdout (so the copy of its output would never see the end of it): the
@@ -76,6 +86,58 @@ mount -t proc none /proc
 mount -t sysfs none /sys
 mount -t devtmpfs none /dev
 exec </dev/console >/dev/console 2>&1
+
+KLOG=/run/module_async.klog		# FIFO: /dev/kmsg's records, to the relay
+KLOG_FROM='guest-init: the kernel log reaches the console through the relay'
+KLOG_TO='guest-init: the kernel log reaches the console directly'
+
+# relay_start: the kernel's log to the console through the relay (see the
+# top of this file), from the record KLOG_FROM on; relay and klog_reader
+# are its processes.  The kernel prints directly where there is no relay to
+# run (no /dev/kmsg) or nothing to relay (a console_loglevel of 2 or less).
+relay_start()
+{
+	[ -r /dev/kmsg ] && [ -w /proc/sys/kernel/printk ] || return 0
+	read -r console_level _ </proc/sys/kernel/printk
+	[ "$console_level" -gt 2 ] || return 0
+	mkfifo "$KLOG"
+	cat /dev/kmsg >"$KLOG" 2>/dev/null &
+	klog_reader=$!
+	# A record: "PRIORITY,SEQUENCE,MICROSECONDS,FLAGS;TEXT", then lines of
+	# its dictionary, each begun with a space.  PRIORITY % 8 is the level:
+	# EMERG (0) and ALERT (1) the kernel still prints itself.  The text as
+	# the kernel prints it, with its time.
+	awk -v from="$KLOG_FROM" -v to="$KLOG_TO" -v below="$console_level" '
+		/^ / { next }
+		{
+			split(substr($0, 1, index($0, ";") - 1), field, ",")
+			text = substr($0, index($0, ";") + 1)
+		}
+		!on { on = text == from; next }
+		text == to { exit }
+		field[1] % 8 > 1 && field[1] % 8 < below {
+			printf "[%5d.%06d] %s\n", int(field[3] / 1000000),
+				field[3] % 1000000, text
+			fflush()
+		}' <"$KLOG" &
+	relay=$!
+	echo "$KLOG_FROM" >/dev/kmsg
+	echo 2 >/proc/sys/kernel/printk
+}
+
+# relay_end: the kernel prints to the console itself again; the relay ends
+# once it has written the kernel's messages up to then (waited for by the
+# caller, bounded).
+relay_end()
+{
+	[ -n "$relay" ] || return 0
+	echo "$console_level" >/proc/sys/kernel/printk
+	echo "$KLOG_TO" >/dev/kmsg
+	ended=$relay
+	relay=
+}
+relay='' ended='' klog_reader=''
+relay_start
 
 # A stuck task should be reported long before the host's watchdog expires.
 if [ -w /proc/sys/kernel/hung_task_timeout_secs ]; then
@@ -202,14 +264,17 @@ suite_wedged()
 }
 
 # copy_done: the copier has copied everything, waited for until it ends
-# (the moment it does, where a poll would sleep a step), at most
-# COPY_BOUND_S: a watchdog kills it then.
+# (the moment it does, where a poll would sleep a step), then the kernel
+# prints directly again and the relay has written what came before: both
+# within COPY_BOUND_S, when a watchdog kills what is left.
 copy_done()
 {
-	(sleep "$COPY_BOUND_S" && kill "$copier" 2>/dev/null) &
+	(sleep "$COPY_BOUND_S" && kill "$copier" $relay 2>/dev/null) &
 	watchdog=$!
 	wait "$copier"
-	kill "$watchdog" 2>/dev/null
+	relay_end
+	[ -z "$ended" ] || wait "$ended"
+	kill "$watchdog" $klog_reader 2>/dev/null
 	[ -e "$COPIED" ]
 }
 
@@ -244,6 +309,7 @@ else
 	rc=127
 fi
 
+relay_end
 echo "MODULE_ASYNC_END rc=$rc"
 echo "MODULE_ASYNC_END rc=$rc" >&3
 exec 3>&-
