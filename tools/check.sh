@@ -128,8 +128,11 @@ run_stage()
 	count_log "$log" "$rc" "$name"
 	printf ' (%ds, exit %d)\n' $(($(date +%s) - start)) "$rc"
 	if [ "$rc" -ne 0 ]; then
-		grep -E '^(FAIL|not ok|# FAIL|.*error)' "$log" | head -n 20 | sed 's/^/    /' ||
-			true
+		# Each failure with the first lines of its details (indented, or
+		# "#   "): a log may be gone before anyone reads it.
+		awk '/^(FAIL|not ok|# FAIL)|error/ { print; more = 3; next }
+		     more && /^(    |\t|#   )/ { print; more--; next }
+		     { more = 0 }' "$log" | head -n 40 | sed 's/^/    /'
 		echo "    full log: $log"
 	fi
 }

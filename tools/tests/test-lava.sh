@@ -124,7 +124,11 @@ same_results()
 check "LAVA recorded $(wc -l <"$tmp/vm") cases, each with make vm's verdict" same_results
 while read -r case verdict; do
 	got=$(awk -v c="$case" '$1 == c { print $2 }' "$tmp/lava")
-	echo "make vm: $verdict, LAVA: ${got:-nothing}" >"$tmp/err"
+	{
+		echo "make vm: $verdict, LAVA: ${got:-nothing}; the console's lines naming it:"
+		grep -F '"lvl": "target"' "$out/lava/lava.log" | grep -F -- "$case" |
+			sed 's/.*"msg": "//; s/"}$//' | tail -n 3
+	} >"$tmp/err" 2>&1
 	check "$case: $verdict in LAVA too" test "$got" = "$verdict"
 done <"$tmp/vm"
 
