@@ -106,14 +106,15 @@ relay_start()
 	# A record: "PRIORITY,SEQUENCE,MICROSECONDS,FLAGS;TEXT", then lines of
 	# its dictionary, each begun with a space.  PRIORITY % 8 is the level:
 	# EMERG (0) and ALERT (1) the kernel still prints itself.  The text as
-	# the kernel prints it, with its time.
-	awk -v from="$KLOG_FROM" -v to="$KLOG_TO" -v below="$console_level" '
+	# the kernel prints it, with its time.  (cat reads a record whole:
+	# awk's reads may be too short for one.)
+	awk -v from=";$KLOG_FROM" -v to="$KLOG_TO" -v below="$console_level" '
+		!on { on = index($0, from) > 0; next }
 		/^ / { next }
 		{
 			split(substr($0, 1, index($0, ";") - 1), field, ",")
 			text = substr($0, index($0, ";") + 1)
 		}
-		!on { on = text == from; next }
 		text == to { exit }
 		field[1] % 8 > 1 && field[1] % 8 < below {
 			printf "[%5d.%06d] %s\n", int(field[3] / 1000000),
