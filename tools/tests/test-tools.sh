@@ -47,8 +47,10 @@ done
 need_cmd make gcc cpio gzip qemu-system-x86_64
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/test-tools.XXXXXX")
+busy=()	# the busy loops of the stand-in's boot on a busy host
 cleanup()
 {
+	[ ${#busy[@]} -eq 0 ] || kill "${busy[@]}" 2>/dev/null || true
 	if [ "$keep" = 1 ]; then
 		log "kept $tmp"
 	else
@@ -633,7 +635,6 @@ EOF
 # On a busy host (two busy loops here) the guest's vCPUs lose the CPU at
 # any moment: that is when a kernel message can break a line the console
 # is printing, where the guest does not relay the kernel's messages.
-busy=()
 for _ in 1 2; do
 	timeout 120 bash -c 'while :; do :; done' &
 	busy+=($!)
@@ -645,6 +646,7 @@ check_rc "vm-run.sh boots the stand-in suite on a busy host: rc 0" 0 \
 boot_ms=$((($(date +%s%N) - start) / 1000000))
 kill "${busy[@]}" 2>/dev/null || true
 wait "${busy[@]}" 2>/dev/null || true
+busy=()
 grep -v -e '^# dmesg from' -e '^# kmod version' -e '^# long line' "$tmp/rc.out" |
 	cmp -s - "$tmp/expected.ktap" ||
 	not_ok "vm-run.sh prints the suite's KTAP" \
