@@ -17,6 +17,7 @@ PROG=${0##*/}
 # What each package is for:
 #   build-essential, bc, bison, flex, libelf-dev, libssl-dev, dwarves, cpio,
 #   rsync, xz-utils, gcc-12: building the runner, test modules and kernels
+#   ccache: kernel builds, one store for all trees (tools/kernel/build-kernel.sh)
 #   qemu-system-x86, busybox-static, kmod, util-linux: the VM and its initramfs
 #   autoconf, automake, libtool, pkgconf, liblzma-dev, libzstd-dev: the
 #   guest's kmod, built static from Debian's source (tools/vm/build-kmod.sh)
@@ -25,7 +26,7 @@ PROG=${0##*/}
 #   hyperfine: tools/bench (make bench, and make check's quick one)
 #   debootstrap: the check of the README's commands on a fresh machine
 readonly packages=(
-	autoconf automake bc bison build-essential busybox-static cpio debootstrap
+	autoconf automake bc bison build-essential busybox-static ccache cpio debootstrap
 	dwarves flex gcc-12 hyperfine kmod libelf-dev liblzma-dev libssl-dev
 	libtool libzstd-dev pkgconf python3 qemu-system-x86 rsync shellcheck
 	sparse util-linux xz-utils zstd

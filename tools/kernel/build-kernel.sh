@@ -543,10 +543,36 @@ fi
 
 # ---- build ----------------------------------------------------------------
 
+# Compiles go through ccache when it is installed, its store shared by every
+# tree: CCACHE_BASEDIR makes the trees' paths relative (the object files hold
+# none: kbuild maps __FILE__ with -fmacro-prefix-map), so another variant of a
+# source already built, or a --ksrc copy of it, compiles only what its patches
+# change.  Depend mode: a compile ccache has not seen runs once, its inputs
+# taken from the compiler's own dependency file (-MMD) instead of a second
+# preprocessor run (a cold build 10%, not 45%, slower here).  ccache checks
+# each result's checksum when it reads it.
+cc=()
+if command -v ccache >/dev/null; then
+	cc=(CC="ccache gcc")
+	export CCACHE_DIR=$cache/ccache CCACHE_BASEDIR=$tree CCACHE_MAXSIZE=4G
+	export CCACHE_DEPEND=true
+	export CCACHE_STATSLOG=$tree/ccache.stats
+	: >"$CCACHE_STATSLOG"
+else
+	log "no ccache: every compile runs (deps.sh installs it)"
+fi
 log "building bzImage and modules with $jobs jobs (log: $tree/make.log)"
 start=$SECONDS
-run_make O="$obj" -j"$jobs" bzImage modules || fail_make "make bzImage modules"
-log "built in $((SECONDS - start)) s"
+run_make O="$obj" -j"$jobs" ${cc[@]+"${cc[@]}"} bzImage modules ||
+	fail_make "make bzImage modules"
+if [ ${#cc[@]} -gt 0 ]; then
+	# The stats log: one line a counter a compile, e.g. direct_cache_hit.
+	log "built in $((SECONDS - start)) s, $(grep -c '_cache_hit$' "$CCACHE_STATSLOG" || true)" \
+		"of $(grep -c -e '_cache_hit$' -e '^cache_miss$' "$CCACHE_STATSLOG" || true)" \
+		"compiles from ccache ($CCACHE_DIR)"
+else
+	log "built in $((SECONDS - start)) s"
+fi
 krel=$(cat "$obj/include/config/kernel.release")
 [ -n "$krel" ] || die "no kernel release in $obj/include/config/kernel.release"
 
