@@ -240,6 +240,10 @@ else
 fi
 depmod -b "$root" "$krel"
 
+# The FIFOs /init uses, its lines marked "# FIFO:".
+sed -n 's|^[A-Z_]*=\(/run/[^[:space:]]*\)[[:space:]]*# FIFO:.*|\1|p' "$TOOLS/vm/guest-init.sh" |
+	while IFS= read -r fifo; do mkfifo -m 600 "$root$fifo"; done
+
 # The kernel opens /dev/console before /init mounts devtmpfs.
 if [ "$(id -u)" -eq 0 ]; then
 	mknod -m 600 "$root/dev/console" c 5 1
