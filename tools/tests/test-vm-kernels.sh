@@ -14,9 +14,9 @@
 #   - KSRC=: a maintainer's own tree, here a hard-linked copy of
 #     linux-source-6.1 made a git work tree (git add of its 75k files: about
 #     a minute), built out of tree in an O= of the cache keyed by its
-#     content (2-4 min the first time, reused after), the vanilla kernel's
-#     verdicts, and the tree left as it was (git status, no file newer than
-#     the run);
+#     content (2-4 min the first time, reused after), its compiles
+#     vanilla's from ccache, the vanilla kernel's verdicts, and the tree
+#     left as it was (git status, no file newer than the run);
 #   - refusals before anything is fetched or built (exit 2): a patch on the
 #     stock binary, headers with no module tree beside them, MODDIR= that is
 #     no module tree, KSRC= that is no kernel tree or with KERNEL=stock.
@@ -158,6 +158,17 @@ if grep -qF "git $(git -C "$ksrc" rev-parse HEAD) diff" "$out/ksrc.log"; then
 	pass "KSRC=: built as the tree's HEAD and changes (exit $rc)"
 else
 	fail "KSRC=: no build keyed by the tree's HEAD (exit $rc, log $out/ksrc.log)"
+fi
+# A copy of the source vanilla is built from: its compiles are vanilla's,
+# from ccache (build-kernel.sh), where this run built it at all.
+built=$(sed -n 's/.*built in [0-9]* s, \([0-9]*\) of \([0-9]*\) compiles from ccache.*/\1 \2/p' \
+	"$out/ksrc.log")
+if [ -z "$built" ]; then
+	skip "KSRC=: compiles from ccache (no compile this run: its entry was cached)"
+elif [ "${built% *}" -ge $((${built#* } * 9 / 10)) ]; then
+	pass "KSRC=: ${built% *} of ${built#* } compiles from ccache"
+else
+	fail "KSRC=: only ${built% *} of ${built#* } compiles from ccache, not vanilla's"
 fi
 verdicts_of "$TOP/build/vm/ksrc-linux/results.ktap" vanilla "KSRC=" "$rc"
 changed=$(git -C "$ksrc" status --porcelain --untracked-files=all --ignored | head -n 5)
