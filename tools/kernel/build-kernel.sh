@@ -33,7 +33,8 @@
 # directory.  Several
 # entries share one tree, so an entry's kdir is the tree as last built: an
 # entry is reused only while the tree still holds its build, else the tree is
-# rebuilt (incrementally) for it.
+# rebuilt (incrementally) for it.  Every tree compiles through one ccache
+# store, $CACHE/ccache, where ccache is installed (see "build" below).
 
 set -euo pipefail
 
