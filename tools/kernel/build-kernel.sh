@@ -566,14 +566,14 @@ log "building bzImage and modules with $jobs jobs (log: $tree/make.log)"
 start=$SECONDS
 run_make O="$obj" -j"$jobs" ${cc[@]+"${cc[@]}"} bzImage modules ||
 	fail_make "make bzImage modules"
+hits=''
 if [ ${#cc[@]} -gt 0 ]; then
 	# The stats log: one line a counter a compile, e.g. direct_cache_hit.
-	log "built in $((SECONDS - start)) s, $(grep -c '_cache_hit$' "$CCACHE_STATSLOG" || true)" \
-		"of $(grep -c -e '_cache_hit$' -e '^cache_miss$' "$CCACHE_STATSLOG" || true)" \
-		"compiles from ccache ($CCACHE_DIR)"
-else
-	log "built in $((SECONDS - start)) s"
+	hit=$(grep -c '_cache_hit$' "$CCACHE_STATSLOG" || true)
+	all=$(grep -c -e '_cache_hit$' -e '^cache_miss$' "$CCACHE_STATSLOG" || true)
+	hits=", $hit of $all compiles from ccache ($CCACHE_DIR)"
 fi
+log "built in $((SECONDS - start)) s$hits"
 krel=$(cat "$obj/include/config/kernel.release")
 [ -n "$krel" ] || die "no kernel release in $obj/include/config/kernel.release"
 

@@ -163,7 +163,9 @@ fi
 # from ccache (build-kernel.sh), where this run built it at all.
 built=$(sed -n 's/.*built in [0-9]* s, \([0-9]*\) of \([0-9]*\) compiles from ccache.*/\1 \2/p' \
 	"$out/ksrc.log")
-if [ -z "$built" ]; then
+if [ -z "$built" ] && grep -q 'built in [0-9]* s$' "$out/ksrc.log"; then
+	skip "KSRC=: compiles from ccache (built without ccache: not installed)"
+elif [ -z "$built" ]; then
 	skip "KSRC=: compiles from ccache (no compile this run: its entry was cached)"
 elif [ "${built% *}" -ge $((${built#* } * 9 / 10)) ]; then
 	pass "KSRC=: ${built% *} of ${built#* } compiles from ccache"
