@@ -654,6 +654,12 @@ grep -v -e '^# dmesg from' -e '^# kmod version' -e '^# long line' "$tmp/rc.out" 
 cmp -s "$tmp/rc.out" "$tmp/out0/results.ktap" || not_ok "results.ktap is what vm-run.sh printed"
 check "the guest's dmesg is util-linux's" \
 	grep -q '^# dmesg from util-linux' "$tmp/out0/results.ktap"
+# A boot that saves no state has its arguments in its initramfs (the words
+# above arrived whole): the guest asks for none, and the image is removed.
+# shellcheck disable=SC2016 # bash -c gets its values as $1...
+check "no state saved: the arguments in the initramfs, no READY, the image gone" \
+	bash -c '! grep -q MODULE_ASYNC_READY "$1/serial1.log" && [ ! -e "$1/boot.initrd" ]' \
+		_ "$tmp/out0"
 check "the guest's sh runs kmod's modprobe" \
 	grep -q '^# kmod version' "$tmp/out0/results.ktap"
 check "console.log has the kernel log and the suite's stderr" \
@@ -750,6 +756,8 @@ timeless "$tmp/rc.out" | cmp -s - "$tmp/wedge.want" ||
 		"$(timeless "$tmp/rc.out" | diff "$tmp/wedge.want" -)"
 check "the wedged boot 1's end marker arrived after its cleanup report" \
 	grep -qE '^vm-boot.sh: boot 1: end \(rc=1\)' "$tmp/rc.err"
+check "a boot that saves its state asks for its arguments: READY" \
+	grep -q MODULE_ASYNC_READY "$tmp/out-wedge/serial1.log"
 check "boot 2 was restored, not booted" \
 	grep -qE '^vm-boot.sh: boot 2: restored: the guest waits for its arguments after' \
 		"$tmp/rc.err"

@@ -34,9 +34,10 @@
 # "MODULE_ASYNC_ARGS <seconds since the epoch> <N>" and N lines, one
 # argument each; the clock is set from it (a restored guest's clock is that
 # of the save).  No arguments within ARGS_BOUND_DS: the suite does not run.
-# A guest no host answers (make lava: LAVA's QEMU) has its arguments in the
-# initramfs instead, PRESET_ARGS (tools/vm/qemu.sh's initrd_with_args), and
-# asks for none.
+# A guest whose state is not saved (vm-boot.sh) or that no host answers
+# (make lava: LAVA's QEMU) has its arguments in the initramfs instead,
+# PRESET_ARGS (tools/vm/qemu.sh's initrd_with_args), and asks for none: its
+# clock is the one the kernel read from the RTC at boot.
 #
 # The console carries whole lines: LAVA reads the suite's results off it,
 # and a kernel message printed in the middle of a result line would break
@@ -200,14 +201,13 @@ receive_args()
 # Keep the results channel open for the whole run; closing it at the end
 # waits until everything written has been sent.
 exec 3>"$RESULTS"
-: >"$ARGS_FILE"
-args_ok=1
-if [ -r "$PRESET_ARGS" ]; then
-	cp "$PRESET_ARGS" "$ARGS_FILE"
-else
+args_ok=1 args=$PRESET_ARGS
+read -r uptime _ </proc/uptime
+echo "guest-init: ready at uptime $uptime s"	# for tools/bench
+if [ ! -r "$PRESET_ARGS" ]; then
+	args=$ARGS_FILE
+	: >"$ARGS_FILE"
 	exec 4<"$RESULTS"
-	read -r uptime _ </proc/uptime
-	echo "guest-init: ready at uptime $uptime s"	# for tools/bench
 	echo "MODULE_ASYNC_READY" >&3
 	if [ "$RESULTS" != /dev/null ] && ! receive_args >"$ARGS_FILE"; then
 		args_ok=0
@@ -218,7 +218,7 @@ fi
 set --
 while IFS= read -r arg; do
 	set -- "$@" "$arg"
-done <"$ARGS_FILE"
+done <"$args"
 echo "MODULE_ASYNC_BEGIN"
 echo "MODULE_ASYNC_BEGIN" >&3
 

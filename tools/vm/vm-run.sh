@@ -5,15 +5,15 @@
 # (qemu.sh), watch each boot (vm-boot.sh) and collect the suite's results,
 # resuming in new VMs after a wedge or a dead guest.
 #
-# The suite's arguments go to the guest on its results channel once it is
-# ready for them (vm-boot.sh, guest-init.sh), so a resumed boot names its
-# cases with the same image.  Where a case may wedge the kernel (the suite's
+# Each boot gives the guest the suite's arguments (vm-boot.sh,
+# guest-init.sh).  Where a case may wedge the kernel (the suite's
 # --allow-deadlock, or getopt's abbreviation of it), the first boot saves
-# the guest's state at that point, before the suite has touched the kernel
-# ($STATE_FILE in --out, removed when the run ends), and each later boot
-# starts from it instead of booting the kernel again; the save costs the
-# first boot 1.7 CPU-seconds under TCG (more in wall time on a busy host),
-# paid only where a wedge is expected.  Without a saved state (none taken, the save or the restore
+# the guest's state before the suite has touched the kernel ($STATE_FILE in
+# --out, removed when the run ends), and each later boot starts from it
+# instead of booting the kernel again, its arguments (its cases) sent on
+# the results channel; the save costs the first boot 1.7 CPU-seconds under
+# TCG (more in wall time on a busy host), paid only where a wedge is
+# expected.  Without a saved state (none taken, the save or the restore
 # failed), a boot boots afresh; its document's first line says which way
 # it began.
 #
