@@ -5,8 +5,8 @@
 #
 # vm.sh --prepare makes the kernel, the runner, the test modules and the
 # initramfs, as for make vm; the suite's arguments are appended to the
-# initramfs (qemu.sh's initrd_with_args, as for the bench's floor): LAVA's
-# QEMU has no host that answers the guest's MODULE_ASYNC_READY.
+# initramfs (qemu.sh's initrd_with_args, as vm-boot.sh does for a boot
+# that saves no state): LAVA's QEMU has no host to send them.
 # The job is tools/lava/qemu-job.jinja2, its timeouts derived from
 # settings' timeout; the device is tools/lava/device-qemu.jinja2, rendered
 # on the device-type templates of Debian's lava-server package at the
