@@ -3,9 +3,8 @@
 #
 # test-leftovers.sh - what a killed run leaves behind, the next run removes:
 # a download in the cache's debs/ (.download.<pid>.*), an initramfs
-# being packed ($TMPDIR/mkinitramfs.<pid>.*) and a watcher's FIFO
-# ($TMPDIR/module_async.nap.<pid>.*), each named by the process that made
-# it; those of a process still running, begun before they last changed,
+# being packed ($TMPDIR/mkinitramfs.<pid>.*), each named by the process
+# that made it; those of a process still running, begun before they last changed,
 # are left alone.  One `make vm` on the stock kernel (warm: 20 s), with
 # TMPDIR pointed here.
 # Ends with "N passed, N failed".
@@ -47,8 +46,6 @@ left=("$debs/.download.$dead.test" "$tmp/mkinitramfs.$dead.test" "$tmp/mkinitram
 live=("$debs/.download.$$.test" "$tmp/mkinitramfs.$$.test")
 trap 'kill "$zombie_parent" 2>/dev/null; rm -rf "$tmp" "${left[@]}" "${live[@]}"' EXIT
 mkdir "${left[@]}" "${live[@]}"
-left+=("$tmp/module_async.nap.$dead.1")
-mkfifo "${left[-1]}"
 touch "${left[0]}/partial.deb"
 touch -d '1 hour ago' "${left[2]}"
 

@@ -36,23 +36,13 @@ readonly SAVE_BOUND_MS=60000	# a save or a restore, with TCG on a busy host
 readonly SAVE_BANDWIDTH=$((1 << 40))	# bytes/s: the default 32 MiB/s would throttle
 
 # nap S: sleep S seconds without forking sleep(1), for polls many times a
-# second: read -t on a FIFO that nobody writes, made once per shell and
-# unlinked at once.
+# second: read -t on a pipe that nobody writes.  The pipe is a process
+# substitution's, opened read-write once per shell, so this shell holds its
+# only writer: no file is made that a killed watcher could leave behind.
 NAP_FD=''
 nap()
 {
-	local fifo=${TMPDIR:-/tmp}/module_async.nap.$$.$RANDOM
-
-	if [ -z "$NAP_FD" ]; then
-		# One a watcher killed between its mkfifo and rm left goes first.
-		stale_remove "${TMPDIR:-/tmp}/module_async.nap."
-		if ! mkfifo -m 600 "$fifo" 2>/dev/null; then
-			sleep "$1"
-			return
-		fi
-		exec {NAP_FD}<>"$fifo"
-		rm -f "$fifo"
-	fi
+	[ -n "$NAP_FD" ] || exec {NAP_FD}<> <(:)
 	read -r -t "$1" -u "$NAP_FD" _ || true
 }
 
