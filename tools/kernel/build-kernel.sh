@@ -610,11 +610,10 @@ tmp=$ENTRY_TMP
 run_make O="$obj" INSTALL_MOD_PATH="$tmp" modules_install ||
 	fail_make "make modules_install"
 [ -s "$tmp/lib/modules/$krel/modules.dep" ] || die "modules_install wrote no modules.dep"
-cp "$obj/arch/x86/boot/bzImage" "$tmp/vmlinuz"
 # The image that will boot holds the vmlinux just linked (kernel_image_check
 # in lib.sh: their build IDs), else nothing of this build is trusted.  Its
 # boot wrapper is removed so that the next build makes it again.
-if ! build_id=$(kernel_image_check "$tmp/vmlinuz" "$obj/vmlinux" \
+if ! build_id=$(kernel_image_check "$obj/arch/x86/boot/bzImage" "$obj/vmlinux" \
 		"$src/scripts/extract-vmlinux"); then
 	tree_changes
 	rm -rf "$obj/arch/x86/boot"
@@ -622,6 +621,7 @@ if ! build_id=$(kernel_image_check "$tmp/vmlinuz" "$obj/vmlinux" \
 		"(a stale object in the boot wrapper?): $entry not made;" \
 		"its boot wrapper removed from $obj, to be made again"
 fi
+cp "$obj/arch/x86/boot/bzImage" "$tmp/vmlinuz"
 printf '%s\n' "$build_id" >"$tmp/build-id"
 cp "$obj/.config" "$tmp/config"
 cp "$obj/System.map" "$tmp/System.map"
