@@ -36,7 +36,8 @@
 #            both job definitions through LAVA's job schema
 #   kernels  make vm with PATCH= alone, with KERNEL=FILE KDIR=<headers>,
 #            with KSRC=<a tree of one's own>, and its refusals of what cannot
-#            work
+#            work; the kernel booted the one built (two PATCH= kernels of
+#            one size, an image that is not its vmlinux refused)
 #   fresh    the README's commands in a fresh minimal Debian root: its
 #            prerequisites line, a clone, make vm, the stock verdicts
 #   bench    tools/bench --quick: its table, with ratios that are numbers

@@ -23,6 +23,8 @@
 #   lib/modules/<krel>/  the kernel's modules (make modules_install)
 #   kdir                 the build tree, for make -C kdir KBUILD_EXTMOD=...
 #   config, System.map   the kernel's .config and symbol map
+#   build-id             vmlinux's GNU build ID, one line of hex, checked
+#                        to be the one vmlinuz holds
 # <key> is a short hash of the source version, the patches and the config.
 #
 # The build tree, $CACHE/build/tree/<debversion>-<variant>/ (for --ksrc,
@@ -43,7 +45,7 @@ PROG=${0##*/}
 . "$(dirname "$0")/../lib.sh"
 
 # Bump when the way an entry is made changes, so old entries are rebuilt.
-RECIPE=1
+RECIPE=2
 
 usage()
 {
@@ -155,7 +157,7 @@ for f in "$config" "$fragment" ${extra_patches[@]+"${extra_patches[@]}"}; do
 	fi
 done
 
-need_cmd make gcc patch cmp sha256sum flock depmod
+need_cmd make gcc patch cmp sha256sum flock depmod readelf
 
 # ---- the source ---------------------------------------------------------
 
@@ -552,13 +554,36 @@ fi
 # taken from the compiler's own dependency file (-MMD) instead of a second
 # preprocessor run (a cold build 10%, not 45%, slower here).  ccache checks
 # each result's checksum when it reads it.
+#
+# A compile with an input outside the dependency file never comes from the
+# store: a source whose text holds ".incbin" (piggy.S, the boot wrapper's
+# compressed vmlinux; realmode's rmpiggy.S, usr/initramfs_data.S, 7.2's
+# sbat.S, kernel/configs.c) goes to gcc itself, through the wrapper
+# tools/kernel/ccache-cc.  Keyed on piggy.S's text, which names only the
+# payload's sizes, ccache gave two kernels whose compressed images were the
+# same size one piggy.o, the first one's: the boot image held an older
+# kernel.  ccache (4.7) refuses .incbin only in its preprocessor mode, whose
+# second preprocessor run every compile would pay; the wrapper costs a grep
+# a compile (no header of 6.1 or 7.2 holds .incbin, which the grep of the
+# source alone would miss).  It is run from the tree under
+# a name made of its checksum: a changed wrapper changes kbuild's command
+# line, and kbuild compiles again what it compiled.
 cc=()
 if command -v ccache >/dev/null; then
-	cc=(CC="ccache gcc")
+	wrapper=$TOOLS/kernel/ccache-cc
+	ccwrap=$tree/ccache-cc.$(sha256sum <"$wrapper" | cut -c1-12)
+	if [ ! -x "$ccwrap" ]; then
+		rm -f "$tree"/ccache-cc.*
+		cp "$wrapper" "$ccwrap.new"
+		chmod +x "$ccwrap.new"
+		mv "$ccwrap.new" "$ccwrap"
+	fi
+	cc=(CC="$ccwrap")
 	export CCACHE_DIR=$cache/ccache CCACHE_BASEDIR=$tree CCACHE_MAXSIZE=4G
 	export CCACHE_DEPEND=true
-	export CCACHE_STATSLOG=$tree/ccache.stats
+	export CCACHE_STATSLOG=$tree/ccache.stats MA_CC_BYPASS_LOG=$tree/ccache.bypassed
 	: >"$CCACHE_STATSLOG"
+	: >"$MA_CC_BYPASS_LOG"
 else
 	log "no ccache: every compile runs (deps.sh installs it)"
 fi
@@ -572,6 +597,8 @@ if [ ${#cc[@]} -gt 0 ]; then
 	hit=$(grep -c '_cache_hit$' "$CCACHE_STATSLOG" || true)
 	all=$(grep -c -e '_cache_hit$' -e '^cache_miss$' "$CCACHE_STATSLOG" || true)
 	hits=", $hit of $all compiles from ccache ($CCACHE_DIR)"
+	bypassed=$(wc -l <"$MA_CC_BYPASS_LOG")
+	[ "$bypassed" -eq 0 ] || hits+=", $bypassed past it (.incbin)"
 fi
 log "built in $((SECONDS - start)) s$hits"
 krel=$(cat "$obj/include/config/kernel.release")
@@ -583,7 +610,19 @@ tmp=$ENTRY_TMP
 run_make O="$obj" INSTALL_MOD_PATH="$tmp" modules_install ||
 	fail_make "make modules_install"
 [ -s "$tmp/lib/modules/$krel/modules.dep" ] || die "modules_install wrote no modules.dep"
+# The image that will boot holds the vmlinux just linked (kernel_image_check
+# in lib.sh: their build IDs), else nothing of this build is trusted.  Its
+# boot wrapper is removed so that the next build makes it again.
+if ! build_id=$(kernel_image_check "$obj/arch/x86/boot/bzImage" "$obj/vmlinux" \
+		"$src/scripts/extract-vmlinux"); then
+	tree_changes
+	rm -rf "$obj/arch/x86/boot"
+	die "arch/x86/boot/bzImage does not hold the vmlinux just linked" \
+		"(a stale object in the boot wrapper?): $entry not made;" \
+		"its boot wrapper removed from $obj, to be made again"
+fi
 cp "$obj/arch/x86/boot/bzImage" "$tmp/vmlinuz"
+printf '%s\n' "$build_id" >"$tmp/build-id"
 cp "$obj/.config" "$tmp/config"
 cp "$obj/System.map" "$tmp/System.map"
 printf '%s\n' "$krel" >"$tmp/krel"

@@ -19,7 +19,13 @@
 #     left as it was (git status, no file newer than the run);
 #   - refusals before anything is fetched or built (exit 2): a patch on the
 #     stock binary, headers with no module tree beside them, MODDIR= that is
-#     no module tree, KSRC= that is no kernel tree or with KERNEL=stock.
+#     no module tree, KSRC= that is no kernel tree or with KERNEL=stock;
+#   - the kernel booted is the kernel built: build-kernel.sh's compiler
+#     (tools/kernel/ccache-cc) compiles a changed .incbin file anew; two
+#     PATCH= kernels that differ in a constant of one size each boot their
+#     own (the request from async returns -EDEADLK, then -ENOMEM); in a
+#     scratch cache, a tree whose bzImage is another kernel's is refused
+#     (exit 3, no entry) and the next build makes the boot wrapper again.
 # Ends with "N passed, N failed".
 
 set -euo pipefail
@@ -72,6 +78,31 @@ verdicts_of()
 	fi
 }
 
+# ---- ccache-cc --------------------------------------------------------------
+
+# The compiler build-kernel.sh gives kbuild, in depend mode as it runs it: an
+# object whose .incbin file changed, at the same size, holds the new bytes.
+# (ccache gcc itself gives the old object: it keys on the source's text and
+# the headers of the dependency file, and .incbin's file is in neither.)
+if command -v ccache >/dev/null; then
+	mkdir -p "$out/incbin"
+	printf '\t.section .rodata\n\t.incbin\t"payload"\n' >"$out/incbin/piggy.S"
+	objects=''
+	for payload in old-kernel new-kernel; do
+		echo "$payload" >"$out/incbin/payload"
+		(cd "$out/incbin" && CCACHE_DIR=$out/incbin/store CCACHE_DEPEND=true \
+			"$TOOLS/kernel/ccache-cc" -MMD -c -o piggy.o piggy.S) >>"$out/incbin.log" 2>&1
+		objects+=$(objcopy -O binary -j .rodata "$out/incbin/piggy.o" /dev/stdout 2>/dev/null)
+	done
+	if [ "$objects" = old-kernelnew-kernel ]; then
+		pass "ccache-cc: a changed .incbin file, its size the same, gives a new object"
+	else
+		fail "ccache-cc: objects of an .incbin file changed between them: '$objects'"
+	fi
+else
+	skip "ccache-cc: ccache is not installed"
+fi
+
 # ---- refusals ---------------------------------------------------------------
 
 stock=$("$TOOLS/kernel/fetch-kernel.sh" | tail -n 1)
@@ -103,8 +134,11 @@ refused "headers without a module tree" KERNEL="$stock/vmlinuz" \
 refused "MODDIR= that is no module tree" KERNEL="$stock/vmlinuz" KDIR="$headers" \
 	MODDIR="$out"
 
+src61=$("$TOOLS/kernel/fetch-source.sh" --series 6.1 | tail -n 1)
+src61_kver=${src61%/linux-source-*}
+src61_kver=${src61_kver##*/}
 ksrc=$out/linux
-cp -al "$("$TOOLS/kernel/fetch-source.sh" --series 6.1 | tail -n 1)" "$ksrc"
+cp -al "$src61" "$ksrc"
 git -C "$ksrc" init -q
 # -f: Debian's top-level .gitignore ignores everything ("/*").
 git -C "$ksrc" add -A -f
@@ -128,6 +162,43 @@ else
 fi
 verdicts_of "$TOP/build/vm/vanilla+patches/results.ktap" vanilla "PATCH=" "$rc"
 
+# Two candidate patches that differ only in a constant of one size: the
+# request from async returns -EDEADLK, then -ENOMEM.  On 6.1.192-3 their
+# compressed images had the same size, and ccache gave the second the first
+# one's boot wrapper (piggy.o, keyed on the payload's sizes alone): it
+# booted the first kernel.  Each must boot its own: the suite prints what
+# the request returned.
+piggy=$(cache_dir)/build/tree/${src61_kver}-vanilla/obj/arch/x86/boot/compressed/piggy.S
+sizes=()
+for errno in EDEADLK=35 ENOMEM=12; do
+	sed "s/@ERRNO@/${errno%=*}/" >"$out/${errno%=*}.patch" <<'EOF'
+--- a/kernel/kmod.c
++++ b/kernel/kmod.c
+@@ -135,3 +135,4 @@ int __request_module(bool wait, const char *fmt, ...)
+ 	 */
+-	WARN_ON_ONCE(wait && current_is_async());
++	if (WARN_ON_ONCE(wait && current_is_async()))
++		return -@ERRNO@;
+ 
+EOF
+	rc=0
+	make -s -C "$TOP" vm PATCH="$out/${errno%=*}.patch" \
+		SUITE_ARGS="--case request_module_from_async_async_probe" \
+		>"$out/${errno%=*}.out" 2>"$out/${errno%=*}.log" || rc=$?
+	sizes+=("$(sed -n 's/^z_input_len = //p' "$piggy" 2>/dev/null)")
+	got=$("$TOOLS/ktap/ktap" diag request_module_from_async_async_probe \
+		"$TOP/build/vm/vanilla+patches/results.ktap" 2>/dev/null |
+		sed -n 's/.*async job returned \(-*[0-9]*\) .*/\1/p' | sed -n 1p) || true
+	if [ "$got" = "-${errno#*=}" ]; then
+		pass "PATCH= returning -${errno%=*}: the guest's request returned $got (exit $rc)"
+	else
+		fail "PATCH= returning -${errno%=*}: the guest's request returned '$got'," \
+			"not -${errno#*=} (exit $rc, log $out/${errno%=*}.log)"
+	fi
+done
+log "compressed payloads of the two: ${sizes[*]} bytes" \
+	"(the same size is what ccache got wrong)"
+
 # A kernel that waits for no async work is never-sync, and what runs
 # follows from the facts: the requests from async run, and pass.
 never_sync=$TOOLS/kernel/patches/never-sync/6.1
@@ -150,6 +221,66 @@ for want in async_init_completes=not-ok request_module_from_async_kyber-iosched=
 		fail "never-sync fixture: ${want%%=*} '$got', not ${want#*=}"
 	fi
 done
+
+# ---- the image holds the vmlinux just linked -------------------------------
+
+# In a scratch cache (its ccache the real one's store, its source the real
+# one's): vanilla built, then its tree's bzImage replaced by another kernel's
+# (the stock vmlinuz), newer than what make makes it from, so that make
+# keeps it.  The next build must refuse it (exit 3, no entry) and the one
+# after make the boot wrapper again.
+scratch=$out/cache
+mkdir -p "$scratch"
+[ ! -d "$(cache_dir)/ccache" ] || ln -s "$(cache_dir)/ccache" "$scratch/ccache"
+scratch_build()
+{
+	local rc=0
+
+	MODULE_ASYNC_CACHE=$scratch "$TOOLS/kernel/build-kernel.sh" --variant vanilla \
+		--source "$src61" >"$out/scratch.out" 2>"$out/scratch.log" || rc=$?
+	echo "$rc"
+}
+# image_is_vmlinux ENTRY: its vmlinuz holds its kdir's vmlinux, and its
+# build-id names it.
+image_is_vmlinux()
+{
+	local id
+
+	id=$(kernel_image_check "$1/vmlinuz" "$1/kdir/vmlinux" \
+		"$1/kdir/source/scripts/extract-vmlinux" 2>/dev/null) &&
+		[ "$(cat "$1/build-id" 2>/dev/null)" = "$id" ]
+}
+rc=$(scratch_build)
+entry=$(tail -n 1 "$out/scratch.out")
+if [ "$rc" -eq 0 ] && image_is_vmlinux "$entry"; then
+	pass "a build's entry records the build ID its image holds (build-id)"
+else
+	fail "a build: exit $rc, no build-id its image holds (log $out/scratch.log)"
+fi
+bzimage=$scratch/build/tree/$src61_kver-vanilla/obj/arch/x86/boot/bzImage
+if [ "$rc" -ne 0 ] || [ ! -d "$entry" ] || [ ! -f "$bzimage" ]; then
+	fail "an image that is another kernel: not tried, the build before it failed"
+else
+	cp "$stock/vmlinuz" "$bzimage"
+	touch "$bzimage"
+	chmod -R u+w "$entry"
+	rm -rf "$entry"
+	rc=$(scratch_build)
+	if [ "$rc" -eq 3 ] && [ ! -e "$entry" ] &&
+	   grep -q 'does not hold the vmlinux just linked' "$out/scratch.log"; then
+		pass "an image that is another kernel is refused, exit 3:" \
+			"$(grep -m1 -o 'holds the kernel of build ID [0-9a-f]*' "$out/scratch.log")"
+	else
+		fail "an image that is another kernel: exit $rc, entry" \
+			"$([ -e "$entry" ] && echo made || echo 'not made') (log $out/scratch.log)"
+	fi
+	rc=$(scratch_build)
+	if [ "$rc" -eq 0 ] && image_is_vmlinux "$entry"; then
+		pass "the build after it makes the boot wrapper again, its image its vmlinux"
+	else
+		fail "the build after the refusal: exit $rc (log $out/scratch.log)"
+	fi
+fi
 
 touch "$out/ksrc.before"
 rc=0
