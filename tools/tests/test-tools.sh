@@ -919,10 +919,12 @@ no_qemu_of()
 	done
 	flock -w 1 "$1.lock" true && ! pgrep -f "qemu-system-x86_64 .*$1/" >/dev/null
 }
-if ! check "no QEMU outlives a killed vm-boot.sh, nor holds the results lock" \
-	no_qemu_of "$tmp/out-guard"; then
-	pid=$(pgrep -f "qemu-system-x86_64 .*$tmp/out-guard/") && kill -KILL "$pid"
-fi
+check "no QEMU outlives a killed vm-boot.sh, nor holds the results lock" \
+	no_qemu_of "$tmp/out-guard"
+# One that did (the check failed) is this test's to end.
+for pid in $(pgrep -f "qemu-system-x86_64 .*$tmp/out-guard/"); do
+	kill -KILL "$pid"
+done
 
 # The kernel booted must be the kernel meant: an entry whose build-id names
 # another kernel is refused, its verdicts not taken.

@@ -273,11 +273,14 @@ chardev_path()
 # When the pipe closes, the script has exited, whichever way (SIGKILL
 # included): the guard kills the QEMU it was last told of, which would
 # otherwise run on, holding the run's files and vm.sh's results lock,
-# until its guest ends (never, for a wedged one).
+# until its guest ends (never, for a wedged one).  A signal to the process
+# group (Ctrl-C) does not end the guard before the script: the script's
+# cleanup still tells it, and a write to a pipe nobody reads would kill it.
 QEMU_GUARD=''
 qemu_guard()
 {
 	exec {QEMU_GUARD}> >(
+		trap '' INT TERM HUP
 		exec >/dev/null 2>&1
 		pid=''
 		while read -r line; do
