@@ -75,6 +75,7 @@
 #include "kselftest.h"
 
 #include "runner/runner.h"
+#include "lib/identity.h"
 
 /* Bound of every wait that should end; a failing case pays it once. */
 #define DEFAULT_TIMEOUT_MS	10000
@@ -595,6 +596,8 @@ int main(int argc, char *argv[])
 	if (suite.repeat)
 		plan = plan * suite.repeat + 1;		/* and repeat_drift */
 	ktap_begin(plan);
+	/* Which kernel this is, for a harness that meant to boot one. */
+	kernel_identity(KERNEL_NOTES);
 	suite_check_prerequisites(&suite, SKIP_EACH_CASE);
 	if (!suite.skip_all[0]) {
 		diag("modules: %s, timeout %d ms%s", suite.modules_dir,

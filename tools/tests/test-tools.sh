@@ -387,6 +387,7 @@ shift
 case " $* " in
 *" --scenario wedge "*) cases="ok_first wedge_exit ok_middle wedge_hang" ;;
 *" --scenario die "*) cases="ok_first panic hang" ;;
+*" --scenario repeat "*) cases="ok_first ok_second" ;;
 *)
 	cases="modprobe_null_blk configfs_loaded modprobe_extra"
 	cases="$cases request_module_kyber guest_knobs"
@@ -404,12 +405,16 @@ rc=0
 # --scenario NAME: cases that wedge the kernel (reported as the runner
 # does: TIMEOUT, "# kernel wedged by", the rest skipped) or kill the guest;
 # with --case, only those cases, numbered from 1, as the runner does.
+# --scenario repeat --then HOW: the cases twice and a drift check, as the
+# runner's --repeat 2 plans them, but after the third result (every listed
+# case reported) the guest panics, hangs, or the suite exits 0 (short).
 scenario()
 {
-	dir=$(dirname "$0") wanted='' prev='' cases='' n=0 wedged='' failed=0
+	dir=$(dirname "$0") wanted='' prev='' cases='' n=0 wedged='' failed=0 then=''
 
 	for a in "$@"; do
 		[ "$prev" != --case ] || wanted="$wanted $a"
+		[ "$prev" != --then ] || then=$a
 		prev=$a
 	done
 	for c in $("$dir/module_async" --list "$@" | cut -d' ' -f1); do
@@ -417,7 +422,20 @@ scenario()
 	done
 	set -- $cases
 	echo "TAP version 13"
+	if [ -n "$then" ]; then
+		echo "1..$(($# * 2 + 1))"
+		"$dir/kernel-identity"
+		echo "ok 1 ok_first"
+		echo "ok 2 ok_second"
+		echo "ok 3 ok_first.2"
+		case $then in
+		panic) sleep 1; echo c >/proc/sysrq-trigger ;;
+		short) exit 0 ;;
+		esac
+		exec sleep 600
+	fi
 	echo "1..$#"
+	"$dir/kernel-identity"
 	echo "# policy: standin"
 	for c in "$@"; do
 		n=$((n + 1))
@@ -486,6 +504,7 @@ t()
 }
 echo "TAP version 13"
 echo "1..5"
+[ "${1:-}" = --no-identity ] || "$(dirname "$0")/kernel-identity"
 for a in "$@"; do echo "# arg: [$a]"; done
 t modprobe_null_blk modprobe null_blk nr_devices=1
 t configfs_loaded grep -q '^configfs ' /proc/modules
@@ -516,6 +535,28 @@ echo "stand-in stderr" >&2
 exit "$rc"
 EOF
 chmod +x "$suite/module_async.sh" "$suite/module_async"
+# The stand-in names its kernel as the runner does, with the runner's code.
+cat >"$tmp/kernel-identity.c" <<'EOF'
+// SPDX-License-Identifier: GPL-2.0
+#include <stdio.h>
+
+#include "diag.h"
+#include "identity.h"
+
+static void print_diag(const char *line)
+{
+	printf("# %s\n", line);
+}
+
+int main(void)
+{
+	diag_set_hook(print_diag);
+	kernel_identity(KERNEL_NOTES);
+	return 0;
+}
+EOF
+gcc -static -O2 -Wall -I"$TOP/lib" -o "$suite/kernel-identity" "$tmp/kernel-identity.c" \
+	"$TOP/lib/identity.c" "$TOP/lib/diag.c" || die "could not build the stand-in's kernel-identity"
 
 check_rc "mkinitramfs.sh builds an initramfs" 0 \
 	"$TOOLS/vm/mkinitramfs.sh" --kernel "$entry" --suite "$suite" --out "$tmp/initrd.gz"
@@ -647,7 +688,7 @@ boot_ms=$((($(date +%s%N) - start) / 1000000))
 kill "${busy[@]}" 2>/dev/null || true
 wait "${busy[@]}" 2>/dev/null || true
 busy=()
-grep -v -e '^# dmesg from' -e '^# kmod version' -e '^# long line' "$tmp/rc.out" |
+grep -v -e '^# dmesg from' -e '^# kmod version' -e '^# long line' -e '^# kernel: ' "$tmp/rc.out" |
 	cmp -s - "$tmp/expected.ktap" ||
 	not_ok "vm-run.sh prints the suite's KTAP" \
 		"$(diff "$tmp/expected.ktap" "$tmp/rc.out" | head -n 10)"
@@ -746,10 +787,12 @@ check_rc "vm-run.sh resumes after wedges in fresh VMs: rc 1" 1 \
 		--accel tcg --timeout "$watchdog" --cases "$tmp/wedge.cases" -- --scenario wedge \
 		--allow-deadlock
 took=$((SECONDS - start))
-# timeless DOC: DOC with its clocks and times as S.
+# timeless DOC: DOC with its clocks and times as S, without its kernel lines
+# (checked by vm-run.sh).
 timeless()
 {
-	sed -E 's/^# clock: [0-9]+$/# clock: S/; s/\([0-9]+\.[0-9]+ s\)$/(S s)/' "$1"
+	sed -E '/^# kernel: /d; s/^# clock: [0-9]+$/# clock: S/; s/\([0-9]+\.[0-9]+ s\)$/(S s)/' \
+		"$1"
 }
 timeless "$tmp/rc.out" | cmp -s - "$tmp/wedge.want" ||
 	not_ok "one KTAP document: every case once, in order, with the resume notes" \
@@ -790,19 +833,22 @@ check "vm-run.sh logs the time to each verdict" \
 	grep -qE '^vm-boot.sh: boot 2: [0-9.]+ s to verdict: not ok 2 wedge_hang' "$tmp/rc.err"
 log "wedge scenario: 2 boots in $took s"
 
-# Boot 1 panics in "panic"; boot 2 runs the rest and hangs in "hang" (no
-# end marker before --timeout).
-printf '%s\n' 'policy standin' 'status 1' 'ok_first ok' 'panic error' 'hang error' \
-	>"$tmp/die.verdicts"
+# The guest panics in "panic": the run ends there, an infrastructure
+# failure, the panicking case named.
 start=$SECONDS
 "$suite/module_async" --list --scenario die >"$tmp/die.cases"
-check_rc "vm-run.sh goes on after a guest dies: rc 1" 1 \
+check_rc "vm-run.sh: a guest that dies is an infrastructure failure: rc 3" 3 \
 	"$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out-die" \
 		--accel tcg --timeout 20 --cases "$tmp/die.cases" -- --scenario die
 took=$((SECONDS - start))
-check "compare-verdicts.sh accepts the document of a run whose guests died" \
-	"$TOOLS/ktap/compare-verdicts.sh" --status 1 "$tmp/out-die/results.ktap" \
-		"$tmp/die.verdicts"
+died='^vm-run.sh: error: boot 1: guest died: Kernel panic - not syncing: '
+check "the error names the panic and the case" \
+	grep -qE "$died.*, after 1 results of 3 planned \\(in panic\\)" "$tmp/rc.err"
+check "the kernel's last lines are on stderr" \
+	grep -qE '^\[ *[0-9.]+\] Kernel panic - not syncing' "$tmp/rc.err"
+# shellcheck disable=SC2016 # bash -c gets its values as $1...
+check "no new VM after a guest died" \
+	bash -c '! grep -q "boot 2" "$1"' _ "$tmp/rc.err"
 # panic_is_error DOC: the panicking case is ERROR, the console's panic in
 # the evidence before it.
 panic_is_error()
@@ -815,16 +861,96 @@ panic_is_error()
 }
 check "the panicking case is ERROR with the console's panic before it" \
 	panic_is_error "$tmp/out-die/results.ktap"
+log "die scenario: 1 boot in $took s"
+
+# A document is whole, or the run is no pass: every listed case has its
+# result after the third, but the plan (--repeat's) wants five.
+"$suite/module_async" --list --scenario repeat >"$tmp/repeat.cases"
+for how in panic short; do
+	check_rc "vm-run.sh: the guest ends ($how) after every listed case but short of the plan: rc 3" \
+		3 "$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$tmp/initrd.gz" \
+		--out "$tmp/out-$how" --accel tcg --timeout 60 --cases "$tmp/repeat.cases" -- \
+		--scenario repeat --then "$how"
+	grep -q 'after 3 results of 5 planned' "$tmp/rc.err" ||
+		not_ok "the error says how much of the plan arrived ($how)" "$(tail -n 3 "$tmp/rc.err")"
+done
+
+# run_then_kill OUT WHAT: vm-run.sh on the repeat scenario (its guest hangs
+# after the third result) in the background, with a results lock held on
+# fd 7 as vm.sh holds it; once the third result arrived, the process whose
+# command line matches WHAT (a regex) is killed with SIGKILL, by its pid.
+# vm-run.sh's exit status in $tmp/kill.rc, its stderr in $tmp/kill.err.
+run_then_kill()
+{
+	local out=$1 what=$2 pid i victim=''
+
+	bash -c 'exec 7>"$1.lock"; flock -n 7 || exit 99; shift; exec "$@"' _ "$out" \
+		"$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$out" \
+		--accel tcg --timeout 120 --cases "$tmp/repeat.cases" -- --scenario repeat \
+		--then hang >/dev/null 2>"$tmp/kill.err" &
+	pid=$!
+	for ((i = 0; i < 1200; i++)); do
+		if grep -qs '^ok 3 ' "$out/serial1.boot.out"; then
+			victim=$(pgrep -f "$what" | head -n 1) && break
+		fi
+		sleep 0.1
+	done
+	[ -z "$victim" ] || kill -KILL "$victim"
+	wait "$pid" && echo 0 >"$tmp/kill.rc" || echo $? >"$tmp/kill.rc"
+	[ -n "$victim" ]
+}
+check "QEMU killed by the host after the third result" \
+	run_then_kill "$tmp/out-kill" "^qemu-system-x86_64 .*$tmp/out-kill/"
 # shellcheck disable=SC2016 # bash -c gets its values as $1...
-check "the hanging case is ERROR: no end marker" \
-	bash -c '[ "$("$1" directive hang "$2")" = "ERROR no end marker within 20 s (boot 2)" ]' \
-		_ "$KTAP" "$tmp/out-die/results.ktap"
-check "the new VMs are noted" \
-	grep -qx '# resumed in a fresh VM (boot 2) after the guest died in panic' \
-		"$tmp/out-die/results.ktap"
-check "without --allow-deadlock no state is saved: boot 2 booted afresh" \
-	grep -qx 'vm-boot.sh: boot 2: no saved state: booting afresh' "$tmp/rc.err"
-log "die scenario: 2 boots in $took s"
+check "vm-run.sh: QEMU killed mid-run exits 3, saying the guest died" \
+	bash -c '[ "$(cat "$1")" = 3 ] && grep -q "$3, after 3 results of 5" "$2"' \
+		_ "$tmp/kill.rc" "$tmp/kill.err" "guest died: QEMU exited without the end marker"
+check "vm-boot.sh killed (SIGKILL) after the third result" \
+	run_then_kill "$tmp/out-guard" "vm-boot.sh .*--out $tmp/out-guard "
+# no_qemu_of OUT: within 10 s, no QEMU of OUT runs and its lock is free.
+no_qemu_of()
+{
+	local i
+
+	for ((i = 0; i < 100; i++)); do
+		pgrep -f "qemu-system-x86_64 .*$1/" >/dev/null || break
+		sleep 0.1
+	done
+	flock -w 1 "$1.lock" true && ! pgrep -f "qemu-system-x86_64 .*$1/" >/dev/null
+}
+check "no QEMU outlives a killed vm-boot.sh, nor holds the results lock" \
+	no_qemu_of "$tmp/out-guard"
+# One that did (the check failed) is this test's to end.
+for pid in $(pgrep -f "qemu-system-x86_64 .*$tmp/out-guard/"); do
+	kill -KILL "$pid"
+done
+
+# The kernel booted must be the kernel meant: an entry whose build-id names
+# another kernel is refused, its verdicts not taken.
+mkdir -p "$tmp/other"
+ln -s "$entry"/* "$tmp/other/"
+rm -f "$tmp/other/build-id"
+# shellcheck disable=SC2016 # bash -c gets its values as $1...
+want_id=$(bash -c '. "$1/lib.sh" && . "$1/vm/qemu.sh" &&
+	kernel_build_id "$(boot_image "$2" auto)"' _ "$TOOLS" "$entry") ||
+	not_ok "the stock kernel has a build ID"
+printf '%040d\n' 0 >"$tmp/other/build-id"
+check_rc "vm-run.sh: another kernel than the entry's build-id exits 3" 3 \
+	"$TOOLS/vm/vm-run.sh" --kernel "$tmp/other" --initrd "$tmp/initrd.gz" --out "$tmp/out-other" \
+		--accel tcg
+check "the error names both build IDs" \
+	grep -q "build ID $want_id .*not the one meant: build ID $(printf '%040d' 0)" "$tmp/rc.err"
+check "no verdicts taken from another kernel" \
+	test ! -e "$tmp/out-other/results.ktap" -a ! -s "$tmp/rc.out"
+# shellcheck disable=SC2016 # bash -c gets its values as $1...
+check "the stand-in's document names the kernel booted" \
+	bash -c '[ "$("$1" kernel "$2")" = "$3 build-id $4" ]' _ "$KTAP" \
+		"$tmp/out0/results.ktap" "$(cat "$entry/krel")" "$want_id"
+check_rc "vm-run.sh: a document without its kernel line exits 3" 3 \
+	"$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out-noid" \
+		--accel tcg -- --no-identity
+grep -q "does not say which kernel it ran" "$tmp/rc.err" ||
+	not_ok "the error says the document does not name its kernel" "$(tail -n 2 "$tmp/rc.err")"
 
 # A state QEMU refuses to restore: the boot falls back to booting afresh,
 # and its document says so.
@@ -840,7 +966,7 @@ check_rc "vm-boot.sh --restore of a bad state boots afresh" 0 \
 check "its document's first line: booted afresh, the restore failed" \
 	grep -qE '^# boot 2: booted afresh \([0-9.]+ s\): the restore failed: ' \
 		<(head -n 1 "$tmp/out-refused/boot-2.ktap")
-if pgrep -f "$tmp/out-(wedge|die|refused)" >/dev/null; then
+if pgrep -f "$tmp/out-(wedge|die|refused|panic|short|kill|other|noid)" >/dev/null; then
 	not_ok "no QEMU left behind after wedges, deaths and refusals"
 fi
 check_rc "vm-run.sh: a missing initramfs exits 3" 3 \

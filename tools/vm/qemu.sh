@@ -112,12 +112,15 @@ extract_vmlinux_script()
 	printf '%s\n' "$src/scripts/extract-vmlinux"
 }
 
-# pvh_image BZIMAGE KERNEL: the path of the unpacked PVH-bootable ELF kernel
-# of BZIMAGE (of kernel entry KERNEL, or itself) in the cache, or nothing if
-# it has none (either verdict is made once, atomically).  Every run checks
-# the image against the CRC made with it (vmlinux.cksum): cksum reads its
-# 66 MB in 0.02 s, md5sum in 0.1 s.
-pvh_image()
+# unpacked_kernel BZIMAGE KERNEL: the cache entry of BZIMAGE (of kernel
+# entry KERNEL, or itself) unpacked by the kernel tree's
+# scripts/extract-vmlinux: build-id, the unpacked kernel's GNU build ID
+# (empty if it has none), and vmlinux, the unpacked kernel itself if QEMU can
+# boot it (a PVH entry point).  Made once, atomically; an entry made before
+# build IDs were kept gets its build-id under the entry's lock.  Every run
+# checks vmlinux against the CRC made with it (vmlinux.cksum): cksum reads
+# its 66 MB in 0.02 s, md5sum in 0.1 s.
+unpacked_kernel()
 {
 	local entry stamp script
 
@@ -129,17 +132,51 @@ pvh_image()
 		entry_remove "$entry"
 		entry_tmp "$entry"
 		script=$(extract_vmlinux_script "$2") || die "no scripts/extract-vmlinux"
-		if ! "$script" "$1" >"$ENTRY_TMP/vmlinux" 2>/dev/null ||
-		   ! elf_has_pvh "$ENTRY_TMP/vmlinux"; then
-			rm -f "$ENTRY_TMP/vmlinux"
-		fi
+		"$script" "$1" >"$ENTRY_TMP/vmlinux" 2>/dev/null || : >"$ENTRY_TMP/vmlinux"
+		kernel_build_id "$ENTRY_TMP/vmlinux" >"$ENTRY_TMP/build-id" || true
+		elf_has_pvh "$ENTRY_TMP/vmlinux" || rm -f "$ENTRY_TMP/vmlinux"
 		[ ! -f "$ENTRY_TMP/vmlinux" ] ||
 			cksum <"$ENTRY_TMP/vmlinux" >"$ENTRY_TMP/vmlinux.cksum"
 		entry_commit "$entry" "$stamp"
+	elif [ ! -f "$entry/build-id" ]; then
+		if [ -f "$entry/vmlinux" ]; then
+			kernel_build_id "$entry/vmlinux"
+		else
+			script=$(extract_vmlinux_script "$2") || die "no scripts/extract-vmlinux"
+			kernel_build_id "$1" "$script"
+		fi >"$entry/build-id.tmp.$$" || true
+		mv "$entry/build-id.tmp.$$" "$entry/build-id"
 	fi
 	exec 9>&-
-	if [ -f "$entry/vmlinux" ]; then
-		printf '%s\n' "$entry/vmlinux"
+	printf '%s\n' "$entry"
+}
+
+# pvh_image BZIMAGE KERNEL: the path of the unpacked PVH-bootable ELF kernel
+# of BZIMAGE (of kernel entry KERNEL, or itself) in the cache, or nothing if
+# it has none.
+pvh_image()
+{
+	local entry
+
+	entry=$(unpacked_kernel "$1" "$2")
+	[ ! -f "$entry/vmlinux" ] || printf '%s\n' "$entry/vmlinux"
+}
+
+# boot_build_id KERNEL IMAGE: the GNU build ID of the kernel a run means to
+# boot: the one KERNEL's entry says (its build-id, one line, written by the
+# entry's maker from the vmlinux it linked or unpacked), else IMAGE's own
+# (boot_image's: an ELF kernel's note, or that of the kernel unpacked from a
+# bzImage); nothing where there is none.
+boot_build_id()
+{
+	local kernel=${1%/}
+
+	if [ -d "$kernel" ] && [ -f "$kernel/build-id" ]; then
+		sed -n 1p "$kernel/build-id"
+	elif ! elf_has_pvh "$2"; then
+		cat "$(unpacked_kernel "$2" "$kernel")/build-id"
+	else
+		kernel_build_id "$2" || true
 	fi
 }
 
@@ -219,6 +256,30 @@ chardev_path()
 	printf '%s\n' "${1//,/,,}"
 }
 
+# No QEMU outlives the script that watches it.  qemu_guard starts the guard:
+# a process whose stdin is the read end of a pipe of which the watching
+# script alone holds the write end (QEMU_GUARD; QEMU gets it closed).
+# qemu_start tells it each QEMU's pid, qemu_stop that the QEMU is gone.
+# When the pipe closes, the script has exited, whichever way (SIGKILL
+# included): the guard kills the QEMU it was last told of, which would
+# otherwise run on, holding the run's files and vm.sh's results lock,
+# until its guest ends (never, for a wedged one).  A signal to the process
+# group (Ctrl-C) does not end the guard before the script: the script's
+# cleanup still tells it, and a write to a pipe nobody reads would kill it.
+QEMU_GUARD=''
+qemu_guard()
+{
+	exec {QEMU_GUARD}> >(
+		trap '' INT TERM HUP
+		exec >/dev/null 2>&1
+		pid=''
+		while read -r line; do
+			pid=$line
+		done
+		[ -z "$pid" ] || kill -KILL "$pid" || true
+	)
+}
+
 # qemu_start ACCEL IMAGE INITRD CONSOLE CHANNEL QMP LOG MEMORY SMP STATE
 # [restore]: start the guest in the background and print QEMU's pid.  Its
 # console (ttyS0) is appended to CONSOLE; its results channel (ttyS1) is
@@ -226,11 +287,13 @@ chardev_path()
 # (see qmp_open); QEMU's own messages go to LOG.  STATE is the file the
 # guest's state is saved to (qemu_save), or with "restore" the one it
 # starts from (qemu_restore).  The FIFOs and files are made here, empty.
+# The caller has started the guard (qemu_guard).
 qemu_start()
 {
 	local accel=$1 image=$2 initrd=$3 console=$4 channel=$5 qmp=$6 qlog=$7 cpu=max
 	local incoming=()
 
+	[ -n "$QEMU_GUARD" ] || die "qemu_start: no guard (qemu_guard first)"
 	[ "$accel" = kvm ] && cpu=host
 	# shellcheck disable=SC2016 # QEMU's sh expands it
 	[ "${11:-}" != restore ] || incoming=(-incoming 'exec:cat "$MODULE_ASYNC_STATE"')
@@ -246,7 +309,8 @@ qemu_start()
 		-chardev "pipe,id=results,path=$(chardev_path "$channel")" \
 		-serial chardev:console -serial chardev:results \
 		-chardev "pipe,id=qmp,path=$(chardev_path "$qmp")" -mon chardev=qmp,mode=control \
-		"${incoming[@]}" </dev/null >"$qlog" 2>&1 &
+		"${incoming[@]}" </dev/null >"$qlog" 2>&1 {QEMU_GUARD}>&- &
+	echo $! >&"$QEMU_GUARD"
 	echo $!
 }
 
@@ -269,13 +333,20 @@ qemu_stop()
 {
 	local i
 
-	qemu_alive "$1" || return 0
+	qemu_alive "$1" || { qemu_gone; return 0; }
 	kill -TERM "$1" 2>/dev/null || true
 	for ((i = 0; i < QEMU_STOP_TICKS; i++)); do
-		qemu_alive "$1" || return 0
+		qemu_alive "$1" || { qemu_gone; return 0; }
 		nap 0.01
 	done
 	kill -KILL "$1" 2>/dev/null || true
+	qemu_gone
+}
+
+# qemu_gone: the guard has no QEMU to kill (its pid may be another's soon).
+qemu_gone()
+{
+	[ -z "$QEMU_GUARD" ] || echo >&"$QEMU_GUARD"
 }
 
 # ---- the monitor ----------------------------------------------------------

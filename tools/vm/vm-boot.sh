@@ -395,6 +395,7 @@ watch()
 
 mkdir -p "$out"
 touch "$console" "$serial1"
+qemu_guard
 if [ -z "$state" ]; then
 	initrd_with_args "$initrd" "$out/boot.initrd" ${suite_args[@]+"${suite_args[@]}"}
 	initrd=$out/boot.initrd

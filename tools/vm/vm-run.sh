@@ -23,25 +23,40 @@
 # power off: once everything it printed has arrived, QEMU is killed and a new VM
 # runs the cases left over (the same suite arguments plus "--case NAME" for
 # each, and "--facts LIST" once a boot printed the facts its policy probe
-# measured: the same kernel, not probed again).  A guest that dies otherwise
-# (panic, an oops that kills init, no end marker within --timeout, a suite
-# that exits without reporting every case) gets "not ok N CASE # ERROR why"
-# for the case that was running, with the console's last kernel lines, and
-# the run goes on in a new VM too.  The case that was running is the first
-# of the planned order without a result; the order is the runner's --list,
-# which the caller gives (--cases: vm.sh lists the runner it built).  At
-# most one boot more than there are cases, and none after a boot in which
-# no case got a verdict.  The KTAP reader
-# (tools/ktap/ktap) reads every boot's document, and its merge makes one
-# document of them: the first boot's plan and order, every case once.
+# measured: the same kernel, not probed again).  At most one boot more than
+# there are cases, and none after a boot in which no case got a verdict.
+# The KTAP reader (tools/ktap/ktap) reads every boot's document, and its
+# merge makes one document of them: the first boot's plan and order, every
+# case once.
+#
+# A run is green only when its document is whole: as many results as its
+# plan (every repetition of --repeat counted), each boot ended by its end
+# marker or by a wedge the suite reported.  A guest that dies otherwise (a
+# panic, an oops that kills init, QEMU killed or stopped by the host, no
+# end marker within --timeout, a new VM that never starts the suite) or a
+# suite that ends before its document is whole ends the run as an
+# infrastructure failure, with the console's last kernel lines in the
+# document and on stderr; the case that was running, where it can be named
+# (the first of the planned order without a result: the runner's --list,
+# which the caller gives with --cases), gets "not ok N CASE # ERROR why".
+#
+# The kernel booted is the kernel meant: the runner names the kernel it
+# runs on after its plan ("# kernel: RELEASE build-id ID", lib/identity.h),
+# and each boot's ID must be the one of the kernel entry (its build-id file,
+# written by its maker) or of the image booted (qemu.sh's boot_build_id).  A
+# document without that line, or with another ID, is an infrastructure
+# failure naming both, and its verdicts are not taken (the boot's own
+# boot-K.ktap stays for a look).  Only an image without a build ID goes
+# unchecked, and a boot in which nothing but skips ran.
 #
 # Exit status, from that document: 0 nothing failed, 1 a case failed, 4 all
 # skipped (with one boot: the guest suite's own exit status); 2 bad usage;
 # 3 infrastructure failure (QEMU failed, the first guest never started the
-# suite, a dead guest's running case cannot be named; a first boot whose
-# kernel crashed before the suite began is booted once more first).  On a
-# failure, what the suite printed so far is still written to results.ktap
-# and stdout.
+# suite, a guest that died or a document cut short as above, another kernel
+# than the one meant; a first boot whose kernel crashed before the suite
+# began is booted once more first).  On a failure, what the suite printed
+# so far is still written to results.ktap and stdout, but for another
+# kernel's.
 
 set -euo pipefail
 
@@ -125,6 +140,12 @@ need_cmd qemu-system-x86_64
 [ -z "$cases_file" ] || [ -r "$cases_file" ] || die "cannot read --cases $cases_file"
 image=$(boot_image "$kernel" "$boot_mode")
 accel=$(qemu_accel "$accel")
+want_id=$(boot_build_id "$kernel" "$image") || want_id=''
+if [ -n "$want_id" ]; then
+	log "the kernel meant to boot: build ID $want_id"
+else
+	log "$kernel has no build ID: which kernel boots is not checked"
+fi
 
 mkdir -p "$out"
 readonly console=$out/console.log serial1=$out/serial1.log results=$out/results.ktap
@@ -181,22 +202,64 @@ console_crash()
 		grep .
 }
 
-# died_why RECORD BOOT: why the guest ended without reporting every case.
+# died_why RECORD BOOT: why boot BOOT ended before its document was whole.
 died_why()
 {
 	local panic
 
 	case $(record "$1" outcome) in
 	timeout) printf 'no end marker within %s s (boot %s)\n' "$timeout" "$2" ;;
-	silent)
-		printf 'the new VM (boot %s) did not start the suite: the case did not run\n' \
-			"$2" ;;
-	end) printf 'the suite exited (rc=%s) without reporting it\n' "$(record "$1" rc)" ;;
+	silent) printf 'the new VM (boot %s) did not start the suite\n' "$2" ;;
+	end)
+		printf 'the suite exited (rc=%s) before its document was whole (boot %s)\n' \
+			"$(record "$1" rc)" "$2"
+		;;
 	*)
 		panic=$(console_crash "$(record "$1" console_off)") || true
 		printf 'guest died: %s\n' "${panic:-QEMU exited without the end marker}"
 		;;
 	esac
+}
+
+# doc_results DOC: how many results DOC has.
+doc_results()
+{
+	"$KTAP" results "$1" | wc -l
+}
+
+# doc_whole DOC: DOC has a plan and as many results as it plans.
+doc_whole()
+{
+	local plan
+
+	plan=$("$KTAP" plan "$1") || return 1
+	[ "$(doc_results "$1")" = "$plan" ]
+}
+
+# wrong_kernel BOOT: what is wrong with the kernel boot BOOT ran, as its
+# document's identity line names it, against the build ID meant ($want_id);
+# fails where nothing is, or nothing can be compared: no build ID meant, or
+# a document where nothing but skips ran.
+wrong_kernel()
+{
+	local doc=$out/boot-$1.ktap got id=''
+
+	[ -n "$want_id" ] || return 1
+	"$KTAP" verdicts "$doc" | awk '$NF != "skip" { ran = 1 } END { exit !ran }' || return 1
+	got=$("$KTAP" kernel "$doc") || got=''
+	[[ ! $got =~ build-id\ ([0-9a-f]+)$ ]] || id=${BASH_REMATCH[1]}
+	if [ -z "$got" ]; then
+		echo "boot $1 does not say which kernel it ran (no \"# kernel: RELEASE build-id\" line)," \
+			"where build ID $want_id was meant"
+	elif [ -z "$id" ]; then
+		echo "boot $1's kernel does not tell its build ID ($got)," \
+			"where build ID $want_id was meant"
+	elif [ "$id" != "$want_id" ]; then
+		echo "boot $1 ran the kernel with build ID $id ($got), not the one meant:" \
+			"build ID $want_id"
+	else
+		return 1
+	fi
 }
 
 # console_excerpt OFFSET: CONSOLE_LINES kernel lines of the console from
@@ -218,10 +281,11 @@ console_excerpt()
 		}'
 }
 
-# complete_doc BOOT CASE WHY NPLAN NAMED: boot BOOT ended without reporting
-# CASE (the one that was running) after NAMED named results: its document
-# gets "not ok N CASE # ERROR WHY" with the console's last kernel lines, and
-# plan 1..NPLAN if the suite never printed one.
+# complete_doc BOOT CASE WHY NPLAN NAMED: boot BOOT ended, for WHY, before its
+# document was whole, after NAMED named results: the document gets the
+# console's last kernel lines, "not ok N CASE # ERROR WHY" if CASE (the one
+# that was running) is named, and plan 1..NPLAN if the suite never printed
+# one.
 complete_doc()
 {
 	local boot=$1 case=$2 why=$3 doc=$out/boot-$1.ktap
@@ -235,13 +299,15 @@ complete_doc()
 		mv "$doc.new" "$doc"
 	fi
 	{
-		echo "# $case: $why; the kernel's console (boot $boot):"
+		echo "# ${case:-boot $boot}: $why; the kernel's console (boot $boot):"
 		console_excerpt "$(record "$out/boot-$boot.record" console_off)" |
 			sed 's/^/# console: /'
-		echo "not ok $(($5 + 1)) $case # ERROR $why"
-		echo "# $case: ERROR $why"
+		if [ -n "$case" ]; then
+			echo "not ok $(($5 + 1)) $case # ERROR $why"
+			echo "# $case: ERROR $why"
+		fi
 	} >>"$doc"
-	log "boot $boot: not ok $case # ERROR $why"
+	[ -z "$case" ] || log "boot $boot: not ok $case # ERROR $why"
 }
 
 show_what_arrived()
@@ -256,11 +322,16 @@ show_what_arrived()
 }
 
 # finish BOOTS INFRA: one document of the boots' documents, printed and in
-# results.ktap; the exit status from it (or 3, saying INFRA).
+# results.ktap; the exit status from it (or 3, saying INFRA).  Not for
+# another kernel than the one meant ($wrong): its verdicts are not taken.
 finish()
 {
 	local boots=$1 infra=$2 rec=$out/boot-$1.record docs=() k status=0 rc
 
+	if [ -n "$wrong" ]; then
+		rm -f "$out"/boot-[0-9]*.record
+		die "$infra (its document, not taken as results: $out/boot-$boots.ktap)"
+	fi
 	rc=$(record "$rec" rc)
 	if [ "$boots" = 1 ] && [ "$(record "$rec" outcome)" = end ] &&
 	   [ "$(record "$rec" wedged)" = 0 ] && [ -z "$infra" ]; then
@@ -291,6 +362,8 @@ finish()
 	cat "$results"
 	log "$boots boot(s); $results, $console"
 	[ -z "$infra" ] || die "$infra"
+	doc_whole "$results" || die "the run's document is not whole:" \
+		"$(doc_results "$results") results of $("$KTAP" plan "$results" || echo no) planned"
 	case $status in
 	0|1|4) exit "$status" ;;
 	*) die "could not merge the boots' documents (ktap merge exit $status)" ;;
@@ -316,7 +389,7 @@ declare -A final=()	# the cases with a verdict, from any boot
 boot_args=(${suite_args[@]+"${suite_args[@]}"})
 nplan=${#wanted[@]}	# what the boot runs, if it prints no plan
 [ "$nplan" -gt 0 ] || nplan=${#planned[@]}
-note='' max_boots=0 infra='' boot=0 first_opt=() retried='' facts=''
+note='' max_boots=0 infra='' boot=0 first_opt=() retried='' facts='' wrong=''
 for arg in ${base_args[@]+"${base_args[@]}"}; do
 	[[ ${#arg} -lt 3 || --allow-deadlock != "$arg"* ]] || first_opt=(--save "$state")
 done
@@ -376,6 +449,10 @@ while :; do
 			[ -z "$infra" ] || break
 		fi
 	fi
+	if infra=$(wrong_kernel "$boot"); then
+		wrong=1
+		break
+	fi
 
 	progress=0
 	for name in ${doc_names[@]+"${doc_names[@]}"}; do
@@ -384,36 +461,33 @@ while :; do
 		final[$name]=1
 	done
 
-	# A clean end with every planned case reported: done.
-	if [ "$outcome" = end ] && [ "$wedged" = 0 ] &&
-	   { [ -z "$doc_plan" ] || [ "${#doc_names[@]}" -ge "$doc_plan" ]; }; then
+	# A clean end, the document whole: done.
+	if [ "$outcome" = end ] && [ "$wedged" = 0 ] && doc_whole "$doc"; then
 		break
 	fi
 
 	if [ "$wedged" = 0 ]; then
-		# The guest (or the suite) died: blame the case that was running.
-		if [ ${#planned[@]} -eq 0 ]; then
-			infra="cannot name the case that was running in boot $boot"
-			infra+=" (no case list: pass --cases)"
-			show_what_arrived
-			break
-		fi
+		# The guest died, or the suite ended short: the run ends here,
+		# whatever the case list says; the case that was running is
+		# blamed where it can be named.
 		running=''
-		for name in "${planned[@]}"; do
+		for name in ${planned[@]+"${planned[@]}"}; do
 			if [ -z "${final[$name]:-}" ] &&
 			   ! in_list "$name" ${doc_names[@]+"${doc_names[@]}"}; then
 				running=$name
 				break
 			fi
 		done
-		if [ -z "$running" ]; then
-			log "boot $boot: $outcome, but every case has a verdict"
-			break
-		fi
-		complete_doc "$boot" "$running" "$(died_why "$rec" "$boot")" "$nplan" \
-			"${#doc_names[@]}"
-		final[$running]=1
-		progress=1
+		why=$(died_why "$rec" "$boot")
+		infra="boot $boot: $why, after $(doc_results "$doc") results"
+		infra+=" of ${doc_plan:-$nplan} planned${running:+ (in $running)}"
+		complete_doc "$boot" "$running" "$why" "$nplan" "${#doc_names[@]}"
+		{
+			echo "---- the kernel's last lines (boot $boot) ----"
+			console_excerpt "$(record "$rec" console_off)"
+			echo "----"
+		} >&2
+		break
 	fi
 
 	# The cases left over: the planned ones without a verdict, else those
