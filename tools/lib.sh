@@ -166,29 +166,6 @@ ksrc_problem()
 	fi
 }
 
-# kernel_build_id IMAGE [EXTRACT]: the GNU build ID (hex) of a kernel, the
-# one its guest reports (the runner's "# kernel:" line, lib/identity.h): of
-# IMAGE if it is an ELF vmlinux, else of the vmlinux a kernel tree's
-# scripts/extract-vmlinux (EXTRACT) unpacks from the bzImage IMAGE (into a
-# temporary file, removed by the next call if a kill left it).  Fails
-# without one.
-kernel_build_id()
-{
-	local elf=$1 tmp='' id=''
-
-	if [ "$(od -An -tx1 -N4 "$1" 2>/dev/null | tr -d ' \n')" != 7f454c46 ]; then
-		[ -n "${2:-}" ] || return 1
-		stale_remove "${TMPDIR:-/tmp}/module_async.vmlinux."
-		tmp=$(mktemp "${TMPDIR:-/tmp}/module_async.vmlinux.$$.XXXXXX") || return 1
-		"$2" "$1" >"$tmp" 2>/dev/null || true
-		elf=$tmp
-	fi
-	id=$(LC_ALL=C readelf -n "$elf" 2>/dev/null |
-		awk '$1 == "Build" && $2 == "ID:" { print $3; exit }') || id=''
-	[ -z "$tmp" ] || rm -f "$tmp"
-	[ -n "$id" ] && printf '%s\n' "$id"
-}
-
 # entry_valid DIR STAMP: DIR is a complete entry made from STAMP, and
 # intact: every file its manifest lists is there with its size (a file cut
 # short, a module tree deleted).  Sizes, not checksums: a look at every

@@ -932,7 +932,7 @@ ln -s "$entry"/* "$tmp/other/"
 rm -f "$tmp/other/build-id"
 # shellcheck disable=SC2016 # bash -c gets its values as $1...
 want_id=$(bash -c '. "$1/lib.sh" && . "$1/vm/qemu.sh" &&
-	kernel_build_id "$(boot_image "$2" auto)"' _ "$TOOLS" "$entry") ||
+	elf_build_id "$(boot_image "$2" auto)"' _ "$TOOLS" "$entry") ||
 	not_ok "the stock kernel has a build ID"
 printf '%040d\n' 0 >"$tmp/other/build-id"
 check_rc "vm-run.sh: another kernel than the entry's build-id exits 3" 3 \

@@ -133,14 +133,14 @@ unpacked_kernel()
 		entry_tmp "$entry"
 		script=$(extract_vmlinux_script "$2") || die "no scripts/extract-vmlinux"
 		"$script" "$1" >"$ENTRY_TMP/vmlinux" 2>/dev/null || : >"$ENTRY_TMP/vmlinux"
-		kernel_build_id "$ENTRY_TMP/vmlinux" >"$ENTRY_TMP/build-id" || true
+		elf_build_id "$ENTRY_TMP/vmlinux" >"$ENTRY_TMP/build-id" || true
 		elf_has_pvh "$ENTRY_TMP/vmlinux" || rm -f "$ENTRY_TMP/vmlinux"
 		[ ! -f "$ENTRY_TMP/vmlinux" ] ||
 			cksum <"$ENTRY_TMP/vmlinux" >"$ENTRY_TMP/vmlinux.cksum"
 		entry_commit "$entry" "$stamp"
 	elif [ ! -f "$entry/build-id" ]; then
 		if [ -f "$entry/vmlinux" ]; then
-			kernel_build_id "$entry/vmlinux"
+			elf_build_id "$entry/vmlinux"
 		else
 			script=$(extract_vmlinux_script "$2") || die "no scripts/extract-vmlinux"
 			kernel_build_id "$1" "$script"
@@ -176,7 +176,7 @@ boot_build_id()
 	elif ! elf_has_pvh "$2"; then
 		cat "$(unpacked_kernel "$2" "$kernel")/build-id"
 	else
-		kernel_build_id "$2" || true
+		elf_build_id "$2" || true
 	fi
 }
 
