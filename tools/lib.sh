@@ -45,13 +45,14 @@ readonly SOURCE_VARIANTS="vanilla patched fixed"
 # suite_files: the suite's files as they go into a kernel tree
 # (tools/testing/selftests/module_async/), NUL-terminated, relative to
 # $TOP: what git tracks or would track, but for this repository's CI entry
-# point (.ci/) and the kernel patches the VM's source kernels are built
-# with (tools/kernel/patches/: a kernel change is sent as a patch to the
-# kernel, not as a file of a selftest).
+# point (.ci/) and the kernel patches: those the VM's source kernels are
+# built with (tools/kernel/patches/) and the test kernels'
+# (tools/tests/kernels/); a kernel change is sent as a patch to the
+# kernel, not as a file of a selftest.
 suite_files()
 {
 	(cd "$TOP" && git ls-files -z --cached --others --exclude-standard -- . \
-		':!.ci' ':!tools/kernel/patches')
+		':!.ci' ':!tools/kernel/patches' ':!tools/tests/kernels')
 }
 
 # is_source_variant WORD: WORD is one of them.
