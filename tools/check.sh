@@ -23,7 +23,8 @@
 #   sparse   the test modules through sparse (C=2) and W=1
 #   matrix   the suite in a VM on every kernel of tools/expected/verdicts
 #            that vm.sh can make (Debian's stock 5.10, 6.1, 6.12 and 7.2,
-#            linux-source-6.1 and -7.2 built vanilla, patched and fixed), each
+#            linux-source-6.1 and -7.2 built vanilla, patched and fixed, and
+#            broken variants of fixed, each differing from it), each
 #            verdict compared with the table
 #   reliability  tools/reliability --quick: vm.sh's bad input, a damaged
 #            cache entry made again, interrupts, two runs at once

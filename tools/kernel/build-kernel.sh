@@ -50,7 +50,7 @@ RECIPE=2
 usage()
 {
 	cat <<EOF
-Usage: $PROG --variant vanilla|patched|fixed [--patch FILE]... [--src X.Y]
+Usage: $PROG --variant vanilla|patched|fixed|window [--patch FILE]... [--src X.Y]
        [--dist RELEASE] [--kver DEBVERSION] [--config FILE] [--source DIR]
        [--ksrc DIR] [--jobs N] [--verbose]
 
@@ -58,7 +58,8 @@ Build a kernel from Debian's linux-source-X.Y (tinyconfig + the suite's config
 + tools/kernel/kconfig/boot.config) out of tree, and print the path of the cache entry
 (vmlinuz, krel, lib/modules/<krel>/, kdir) as the last line.
 
-  --variant V        vanilla: the source as Debian ships it; patched, fixed:
+  --variant V        vanilla: the source as Debian ships it; patched, fixed,
+                     window:
                      with tools/kernel/patches/V/<X.Y>/*.patch applied (in
                      order), X.Y the source's VERSION.PATCHLEVEL
   --patch FILE       apply FILE (patch -p1, no fuzz) after the variant's own

@@ -6,7 +6,9 @@
 # defect (wrong verdict, missing or repeated case, bad plan, misnumbered
 # results, wrong policy, wrong exit status); and of the expected-verdicts
 # table's reader, tools/expected/expected.sh: every column of the table
-# whole, a malformed table rejected.
+# whole, a malformed table rejected; and of the table's broken kernels
+# (KERNEL+BROKEN): each run by tools/vm/matrix.sh, each differing from
+# KERNEL in a case's verdict, and matrix.sh failing one that gives KERNEL's.
 
 set -euo pipefail
 
@@ -153,5 +155,85 @@ check "expected.sh: a case twice is rejected" table_rejected "$table
 alpha ok ok"
 check "expected.sh: a bad status is rejected" table_rejected "${table/0\/1/zero}"
 check "expected.sh: no kernel row is rejected" table_rejected "${table/kernel k1 k2/}"
+
+# ---- broken kernels: tools/vm/matrix.sh's KERNEL+BROKEN columns -------------
+
+# case_verdicts KERNEL: "case verdict" lines of KERNEL's column, safe run.
+case_verdicts()
+{
+	"$expected" column "$1" | awk '!/^#/ && $1 != "policy" && $1 != "status"'
+}
+
+# doc_of KERNEL: a KTAP document with KERNEL's verdicts as the table has them.
+doc_of()
+{
+	"$expected" column "$1" | awk '
+		$1 == "policy" { policy = $2 }
+		/^#/ || $1 == "policy" || $1 == "status" { next }
+		{ n++; name[n] = $1; v[n] = $2 }
+		END {
+			print "KTAP version 1"
+			print "1.." n
+			print "# policy: " policy
+			for (i = 1; i <= n; i++) {
+				line = (v[i] ~ /^(ok|skip)$/ ? "ok " : "not ok ") i " " name[i]
+				if (v[i] == "skip") line = line " # SKIP a reason"
+				if (v[i] == "timeout") line = line " # TIMEOUT 10s"
+				print line
+			}
+		}'
+}
+
+# results_of KERNEL DIR: DIR/KERNEL/ as a VM run of KERNEL would leave it.
+results_of()
+{
+	mkdir -p "$2/$1"
+	doc_of "$1" > "$2/$1/results.ktap"
+	"$expected" column "$1" | awk '$1 == "status" { print $2 }' > "$2/$1/status"
+}
+
+# differs KERNEL: KERNEL's column differs from its base's in a case's verdict.
+differs()
+{
+	! diff <(case_verdicts "${1%%+*}") <(case_verdicts "$1") > /dev/null
+}
+
+# matrix_says KERNEL LINE: matrix.sh on KERNEL's and its base's results in
+# $tmp/m prints LINE, and fails where LINE says the two cannot be told apart.
+matrix_says()
+{
+	local rc=0
+
+	"$TOOLS/vm/matrix.sh" --reuse --kernel "${1%%+*}" --kernel "$1" --out "$tmp/m" \
+		> "$tmp/matrix" 2>&1 || rc=$?
+	case $2 in *"cannot tell"*) [ $rc -ne 0 ] ;; *) [ $rc -eq 0 ] ;; esac &&
+		grep -qxF -- "$2" "$tmp/matrix"
+}
+
+broken=$(grep -e + <<<"$kernels" || true)
+check "expected.sh: the table names broken kernels (KERNEL+BROKEN)" test -n "$broken"
+listed=$("$TOOLS/vm/matrix.sh" --list 2>/dev/null) || true
+for k in $broken; do
+	check "matrix.sh: runs the broken kernel $k" grep -qxF -- "$k" <<<"$listed"
+	check "expected.sh: $k differs from ${k%%+*} in a case's verdict" differs "$k"
+done
+
+# A broken kernel the table tells from its base, run beside it as the table
+# has them, then giving its base's verdicts.
+for k in $broken; do
+	if differs "$k"; then
+		base=${k%%+*}
+		results_of "$base" "$tmp/m"
+		results_of "$k" "$tmp/m"
+		differ=$(LC_ALL=C join -o 0,1.2,2.2 <(case_verdicts "$base" | LC_ALL=C sort) \
+			<(case_verdicts "$k" | LC_ALL=C sort) | awk '$2 != $3' | tr '\n' ';')
+		check "matrix.sh: $k beside $base, as the table has them, differs" \
+			matrix_says "$k" "# $k differs from $base (case, $base, $k): $differ"
+		cp "$tmp/m/$base/results.ktap" "$tmp/m/$k/results.ktap"
+		check "matrix.sh: $k giving $base's verdicts fails" matrix_says "$k" \
+			"# $k: every case's verdict is $base's: the suite cannot tell them apart"
+		break
+	fi
+done
 
 checks_summary

@@ -40,6 +40,11 @@ tools/expected/verdicts that vm.sh can make) and prints the verdict matrix.
                       vanilla, patched, fixed  built from linux-source-6.1
                       vanilla-V, ...           built from linux-source-V
                                                (vm.sh --kernel vanilla --src V)
+                      KERNEL+BROKEN         a source kernel with the broken
+                                            variant tools/kernel/patches/
+                                            BROKEN/<X.Y>/ on top (vm.sh
+                                            --patch): it must differ from
+                                            KERNEL in a verdict
   --allow-deadlock  also the cases that can wedge the kernel; compared
                     with the kernel's verdicts with deadlocks allowed
   --reuse           do not run the VMs: tabulate results already in --out
@@ -74,10 +79,24 @@ while [ $# -gt 0 ]; do
 done
 
 # vm_args NAME: vm.sh's options that make the kernel NAME of the table, one
-# a line; nothing for a name of no known form.
+# a line; nothing for a name of no known form.  KERNEL+BROKEN is the source
+# kernel KERNEL with the patches of tools/kernel/patches/BROKEN/<X.Y>/ on
+# top, X.Y KERNEL's source series: a broken variant, a test fixture.
 vm_args()
 {
+	local base series
+
 	case $1 in
+	*+*)
+		base=${1%%+*}
+		is_source_variant "${base%%-*}" || return 0
+		series=6.1
+		[ "$base" = "${base%%-*}" ] || series=${base#*-}
+		set -- "$TOOLS/kernel/patches/${1#*+}/$series"/*.patch
+		[ -f "$1" ] || return 0
+		vm_args "$base"
+		printf -- '--patch\n%s\n' "$@"
+		;;
 	stock) printf '%s\n' --kernel stock --dist bookworm ;;
 	stock-*) printf '%s\n' --kernel stock --dist "${1#stock-}" ;;
 	*)
@@ -191,6 +210,33 @@ for k in "${kernels[@]}"; do
 	fi
 	passed=$((passed + $(grep -c '^PASS' "$out/$k/compare.log" || true)))
 	failed=$((failed + $(grep -c '^FAIL' "$out/$k/compare.log" || true)))
+done
+
+# A broken kernel (KERNEL+BROKEN) run beside its KERNEL must differ from it
+# in a case's verdict: else the suite cannot tell the broken change from
+# the one it breaks.
+for k in "${kernels[@]}"; do
+	[[ $k == *+* ]] || continue
+	base=${k%%+*}
+	if ! printf '%s\n' "${kernels[@]}" | grep -qxF -- "$base"; then
+		echo "# $k: not compared with $base, which this run left out"
+		continue
+	fi
+	differ=$(LC_ALL=C join -o 0,1.2,2.2 \
+		<(awk '{ print $2, $3 }' "$out/$base/verdicts" | LC_ALL=C sort) \
+		<(awk '{ print $2, $3 }' "$out/$k/verdicts" | LC_ALL=C sort) | awk '$2 != $3')
+	if [ ! -s "$out/$base/verdicts" ] || [ ! -s "$out/$k/verdicts" ]; then
+		echo "# $k: no verdicts of $base or of $k to compare"
+		failed=$((failed + 1))
+		bad=1
+	elif [ -n "$differ" ]; then
+		echo "# $k differs from $base (case, $base, $k): $(tr '\n' ';' <<<"$differ")"
+		passed=$((passed + 1))
+	else
+		echo "# $k: every case's verdict is $base's: the suite cannot tell them apart"
+		failed=$((failed + 1))
+		bad=1
+	fi
 done
 if [ $bad -ne 0 ] && [ $failed -eq 0 ]; then
 	failed=1

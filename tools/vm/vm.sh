@@ -41,6 +41,9 @@ Runs the suite in a QEMU guest and prints its KTAP output.
                          fixed    the same with module init waiting only
                                   for its own async work
                                   (tools/kernel/patches/fixed/<X.Y>/)
+                         window   the same with the fixed series of
+                                  2026-12-04, which misses chained work
+                                  (tools/kernel/patches/window/<X.Y>/)
                          FILE     a bzImage of your own; needs --kdir
   --kdir DIR           for --kernel FILE: its configured build tree, or its
                        headers (e.g. /usr/src/linux-headers-<release>)
@@ -49,7 +52,7 @@ Runs the suite in a QEMU guest and prints its KTAP output.
                        modules; for headers, the lib/modules/<release>/ of
                        the root the headers are in)
   --patch FILE         build from source with this candidate patch applied on
-                       top (repeatable; --kernel vanilla, patched or fixed)
+                       top (repeatable; a kernel built from source)
   --src X.Y            for a kernel built from source: build from Debian's
                        linux-source-X.Y: 6.1 (the default), 6.12 or 7.2;
                        results go to build/vm/KERNEL-X.Y unless --out (6.1's
