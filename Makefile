@@ -26,9 +26,9 @@ q = '$(subst ','\'',$(1))'
 # blanks), nor what make or a recipe's shell reads in a word: the
 # checkout's and those given as OUTPUT, KDIR or INSTALL_PATH are refused
 # here, before anything is written (tools/lib.sh's path_problem).
-path_problems := $(shell PROG=make bash -c '. tools/lib.sh && for a; do \
+path_problems := $(if $(wildcard tools/lib.sh),$(shell PROG=make bash -c '. tools/lib.sh && for a; do \
 	why=$$(path_problem "$${a#*=}"); [ -z "$$why" ] || echo "$$a: $$why"; done' make \
-	$(foreach v,OUTPUT KDIR INSTALL_PATH,$(if $($(v)),$(call q,$(v)=$($(v))))) 2>&1)
+	$(foreach v,OUTPUT KDIR INSTALL_PATH,$(if $($(v)),$(call q,$(v)=$($(v))))) 2>&1))
 ifneq ($(path_problems),)
 $(error $(path_problems))
 endif

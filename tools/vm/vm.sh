@@ -13,10 +13,11 @@
 # build/vm/<kernel>/console.log. The exit status is the guest suite's: 0
 # nothing failed, 1 a case failed, 4 all skipped; 2 bad usage (bad
 # options, a KERNEL file that is no bzImage, a release or series not in
-# tools/lib.sh's DEB_RELEASES, no HOME for the cache, a checkout path make
-# cannot take), said before any work; 3 when the VM or a step before it
-# (packages, kernel, build, a cache or results directory that cannot be
-# written) failed.  Never 1 for a failure of the host's.
+# tools/lib.sh's DEB_RELEASES, no HOME for the cache, a path make cannot
+# take: the checkout's, the cache's, --kdir's, --ksrc's), said before any
+# work; 3 when the VM or a step before it (packages, kernel, build, a
+# cache or results directory that cannot be written) failed.  Never 1 for
+# a failure of the host's.
 #
 # The Debian packages it needs are installed (tools/deps.sh) before any of
 # them is used, right after the options are read.
@@ -254,6 +255,8 @@ if [ -f "$kernel" ] || [ -n "$kdir$moddir" ]; then
 	if [ ! -f "$kdir/Makefile" ] || [ -z "$(kernel_release "$kdir")" ]; then
 		usage_error "$kdir is neither a configured kernel build tree nor kernel headers"
 	fi
+	why=$(path_problem "$(readlink -f "$kdir")")
+	[ -z "$why" ] || usage_error "--kdir $kdir: $why"
 	[ -z "$moddir" ] || [ -d "$moddir/kernel" ] ||
 		usage_error "$moddir is no module tree (no kernel/ in it)"
 	if [ -z "$moddir" ] && [ ! -f "$kdir/modules.order" ] &&
