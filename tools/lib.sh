@@ -320,8 +320,8 @@ ksrc_problem()
 {
 	if [ ! -d "$1" ]; then
 		echo "no such directory"
-	elif [ -n "$(path_problem "$1")" ]; then
-		path_problem "$1"
+	elif [ -n "$(path_problem "$(cd "$1" && pwd -P)")" ]; then
+		path_problem "$(cd "$1" && pwd -P)"
 	elif ! grep -qE '^VERSION = [0-9]+$' "$1/Makefile" 2>/dev/null ||
 	     ! grep -qE '^PATCHLEVEL = [0-9]+$' "$1/Makefile" ||
 	     [ ! -f "$1/kernel/async.c" ] || [ ! -f "$1/scripts/kconfig/merge_config.sh" ]; then
