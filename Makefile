@@ -18,6 +18,21 @@
 #   make reliability  bad input, cache faults, interrupts, repetitions
 # See README.
 
+# $(call q,WORD): WORD quoted for the shell, so that a variable's value
+# reaches the script as one argument, never as shell code.
+q = '$(subst ','\'',$(1))'
+
+# Paths make builds in cannot hold a space (make splits its words at
+# blanks), nor what make or a recipe's shell reads in a word: the
+# checkout's and those given as OUTPUT, KDIR or INSTALL_PATH are refused
+# here, before anything is written (tools/lib.sh's path_problem).
+path_problems := $(if $(wildcard tools/lib.sh),$(shell PROG=make bash -c '. tools/lib.sh && for a; do \
+	why=$$(path_problem "$${a#*=}"); [ -z "$$why" ] || echo "$$a: $$why"; done' make \
+	$(foreach v,OUTPUT KDIR INSTALL_PATH,$(if $($(v)),$(call q,$(v)=$($(v))))) 2>&1))
+ifneq ($(path_problems),)
+$(error $(path_problems))
+endif
+
 TEST_PROGS := module_async.sh
 TEST_GEN_PROGS_EXTENDED := module_async
 TEST_FILES := config settings
@@ -86,7 +101,8 @@ else
 # unpacked once into the cache by tools/kernel/fetch-source.sh (evaluated only
 # when a recipe needs it).
 OUTPUT ?= $(CURDIR)/build
-KSFT_DIR ?= $(shell tools/kernel/fetch-source.sh $(if $(KVER),--kver $(KVER)))/tools/testing/selftests
+ksft_source = $(shell tools/kernel/fetch-source.sh $(if $(KVER),--kver $(call q,$(KVER))))
+KSFT_DIR ?= $(or $(ksft_source),$(error no linux-source for kselftest.h (tools/kernel/fetch-source.sh failed: see above)))/tools/testing/selftests
 all: $(OUTPUT)/module_async
 # Static, for the VM: its exec skips the dynamic loader, 12 ms under TCG.
 LDFLAGS += -static
@@ -133,10 +149,6 @@ ifneq ($(filter-out $(bool_true) $(bool_false),$(ALLOW_DEADLOCK))$(word 2,$(ALLO
 $(error ALLOW_DEADLOCK=$(ALLOW_DEADLOCK): say 1, y, yes, true or on; 0, n, no, false or off)
 endif
 allow_deadlock := $(if $(filter $(bool_true),$(ALLOW_DEADLOCK)),--allow-deadlock)
-
-# $(call q,WORD): WORD quoted for the shell, so that a variable's value
-# reaches the script as one argument, never as shell code.
-q = '$(subst ','\'',$(1))'
 
 # VIA=run_kselftest: the guest runs the kselftest install (run_kselftest.sh
 # -c module_async) instead of module_async.sh directly.

@@ -35,6 +35,46 @@ TOP=$(cd "$TOOLS/.." && pwd)
 readonly TOOLS TOP
 readonly EXIT_USAGE=2 EXIT_INFRA=3
 
+# The characters a path given to make cannot hold: make splits its words at
+# blanks and reads : % $ # in a target, a recipe's shell the others; Kbuild
+# itself refuses a tree whose path holds a space or a colon.  A checkout, a
+# cache or a kernel tree whose path holds one is refused (exit 2) before
+# anything is written: unrefused, a runner built in "/tmp/a b/clone" went
+# to /tmp/a.
+readonly PATH_UNSAFE=$' \t\n:%$#\\\'"`;&|<>()*?[]{}!'
+
+# path_problem PATH: why make or Kbuild cannot take PATH; nothing when they
+# can.
+path_problem()
+{
+	local i c
+
+	for ((i = 0; i < ${#PATH_UNSAFE}; i++)); do
+		c=${PATH_UNSAFE:i:1}
+		[[ $1 == *"$c"* ]] || continue
+		case $c in
+		' ') c="a space" ;;
+		$'\t') c="a tab" ;;
+		$'\n') c="a newline" ;;
+		*) c="'$c'" ;;
+		esac
+		echo "it holds $c, which make and Kbuild cannot take in a path"
+		return
+	done
+}
+
+# The checkout itself, checked by every script (and by the Makefile, which
+# runs this file for it).
+case $TOP in
+*[!A-Za-z0-9/._+,@=~-]*)
+	if top_problem=$(path_problem "$TOP") && [ -n "$top_problem" ]; then
+		printf '%s: the checkout %s: %s; move or clone it to a path without one\n' \
+			"$PROG" "$TOP" "$top_problem" >&2
+		exit "$EXIT_USAGE"
+	fi
+	;;
+esac
+
 # The kernels built from Debian's linux-source (tools/kernel/build-kernel.sh
 # --variant): vanilla as Debian ships it, the others with the series of
 # tools/kernel/patches/<variant>/<X.Y>/: patched the 3.8 flag (PF_USED_ASYNC)
@@ -80,6 +120,23 @@ die()
 	exit "$EXIT_INFRA"
 }
 
+# errors_are_infra: from here on a command that fails unchecked (set -e)
+# ends the script with exit 3, saying which: never 1, which a script whose
+# status is a suite's (vm.sh) keeps for "a case failed".  A subshell leaves
+# the saying to its parent.
+errors_are_infra()
+{
+	set -E
+	trap 'errors_exit "$?" "$LINENO" "$BASH_COMMAND"' ERR
+}
+
+errors_exit()
+{
+	[ "$BASH_SUBSHELL" -gt 0 ] ||
+		printf '%s: error: line %s: %s: exit %s\n' "$PROG" "$2" "$3" "$1" >&2
+	exit "$EXIT_INFRA"
+}
+
 # Bad usage: say why, show the usage on stderr, exit 2.
 usage_error()
 {
@@ -122,6 +179,31 @@ checks_summary()
 	[ "${failed:-0}" -eq 0 ]
 }
 
+# read_only DIR CMD...: CMD run with DIR read-only, to root too: as root in
+# a mount namespace of its own where DIR is a read-only bind mount (nothing
+# outlives CMD), else with DIR's write permission taken away meanwhile.
+# Status 125, saying why, when neither can be had.
+read_only()
+{
+	local dir=$1 rc=0
+
+	shift
+	if [ "$(id -u)" -eq 0 ]; then
+		unshare -m --propagation private true 2>/dev/null || {
+			log "read_only: no mount namespace here (unshare -m)"
+			return 125
+		}
+		# shellcheck disable=SC2016 # the inner shell expands them
+		unshare -m --propagation private sh -c \
+			'mount --bind -o ro "$1" "$1" || exit 125; shift; exec "$@"' sh "$dir" "$@"
+		return
+	fi
+	chmod a-w "$dir" || return 125
+	"$@" || rc=$?
+	chmod u+w "$dir"
+	return "$rc"
+}
+
 need_cmd()
 {
 	local cmd
@@ -132,9 +214,39 @@ need_cmd()
 	done
 }
 
+# cache_dir: the cache's path; without MODULE_ASYNC_CACHE, XDG_CACHE_HOME
+# or HOME there is none: said, and status 2.
 cache_dir()
 {
-	printf '%s\n' "${MODULE_ASYNC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/module_async}"
+	if [ -n "${MODULE_ASYNC_CACHE:-}" ]; then
+		printf '%s\n' "$MODULE_ASYNC_CACHE"
+	elif [ -n "${XDG_CACHE_HOME:-}${HOME:-}" ]; then
+		printf '%s\n' "${XDG_CACHE_HOME:-$HOME/.cache}/module_async"
+	else
+		printf '%s: no cache: HOME, XDG_CACHE_HOME and MODULE_ASYNC_CACHE are all unset\n' \
+			"$PROG" >&2
+		return "$EXIT_USAGE"
+	fi
+}
+
+# cache_ready: the cache can be used, said before any work by the scripts
+# that write it (an apt query that cannot keep its answer would otherwise
+# read as an empty answer).  No HOME (nor XDG_CACHE_HOME or
+# MODULE_ASYNC_CACHE) is the caller's environment at fault, as bad usage is:
+# exit 2, and so is a path make cannot take (path_problem: kernels are
+# built there).  A cache that cannot be made or written is the host's
+# failure: exit 3.
+cache_ready()
+{
+	local dir why err
+
+	dir=$(cache_dir 2>/dev/null) ||
+		usage_error "no cache: HOME, XDG_CACHE_HOME and MODULE_ASYNC_CACHE are" \
+			"all unset (set one)"
+	why=$(path_problem "$dir")
+	[ -z "$why" ] || usage_error "the cache $dir: $why (set MODULE_ASYNC_CACHE)"
+	err=$(mkdir -p -- "$dir" 2>&1) || die "cannot make the cache $dir: ${err##*: }"
+	[ -w "$dir" ] || die "cannot write to the cache $dir (read-only?)"
 }
 
 # A Debian version as it may appear in a file name.
@@ -144,10 +256,63 @@ check_debversion()
 		usage_error "bad Debian version '$1'"
 }
 
-# A Debian release as apt names it: bookworm, bookworm-backports, sid.
+# The Debian releases the tools know, each with the series X.Y of its
+# kernel (its linux-source-X.Y); a series' source is taken by default from
+# the first release here that has it.  Any other release or series is
+# refused (exit 2) before anything is fetched: apt would have to be asked,
+# over the network, to say it has none.  The one list: every script that
+# checks a release or a series reads it.
+readonly DEB_RELEASES="bullseye:5.10 bookworm:6.1 trixie:6.12 sid:7.2 bookworm-backports:6.12"
+
+# deb_releases: the known releases, one a line.
+deb_releases()
+{
+	local r
+
+	for r in $DEB_RELEASES; do
+		printf '%s\n' "${r%%:*}"
+	done
+}
+
+# deb_series: the known series, one a line, each once.
+deb_series()
+{
+	local r
+
+	for r in $DEB_RELEASES; do
+		printf '%s\n' "${r#*:}"
+	done | awk '!seen[$0]++'
+}
+
+# series_release X.Y: the release whose kernel is of series X.Y (the first
+# in DEB_RELEASES); nothing for a series none has.
+series_release()
+{
+	local r
+
+	for r in $DEB_RELEASES; do
+		if [ "${r#*:}" = "$1" ]; then
+			printf '%s\n' "${r%%:*}"
+			return
+		fi
+	done
+}
+
+# check_release RELEASE: one of DEB_RELEASES.
 check_release()
 {
-	[[ $1 =~ ^[a-z]+(-[a-z]+)?$ ]] || usage_error "bad Debian release '$1'"
+	case " $DEB_RELEASES " in
+	*" $1:"*) [[ $1 =~ ^[a-z]+(-[a-z]+)?$ ]] && return 0 ;;
+	esac
+	usage_error "bad Debian release '$1' (known: $(deb_releases | paste -sd' '))"
+}
+
+# check_series X.Y: the series of a release of DEB_RELEASES.
+check_series()
+{
+	[[ $1 =~ ^[0-9]+\.[0-9]+$ ]] && [ -n "$(series_release "$1")" ] && return 0
+	usage_error "bad series '$1': no known Debian release carries" \
+		"linux-source-$1 (known: $(deb_series | paste -sd' '))"
 }
 
 # ksrc_problem DIR: why DIR is no kernel tree that tools/kernel/build-kernel.sh
@@ -158,6 +323,8 @@ ksrc_problem()
 {
 	if [ ! -d "$1" ]; then
 		echo "no such directory"
+	elif [ -n "$(path_problem "$(cd "$1" && pwd -P)")" ]; then
+		path_problem "$(cd "$1" && pwd -P)"
 	elif ! grep -qE '^VERSION = [0-9]+$' "$1/Makefile" 2>/dev/null ||
 	     ! grep -qE '^PATCHLEVEL = [0-9]+$' "$1/Makefile" ||
 	     [ ! -f "$1/kernel/async.c" ] || [ ! -f "$1/scripts/kconfig/merge_config.sh" ]; then
@@ -503,7 +670,9 @@ apt_cache()
 		{ read -r rc; cat; } <"$f"
 		return "$rc"
 	fi
-	mkdir -p "${f%/*}"
+	if ! mkdir -p "${f%/*}" || ! : >"$f.tmp.$$"; then
+		die "cannot keep apt's answers in ${f%/*}"
+	fi
 	apt-cache "$@" >"$f.tmp.$$" 2>/dev/null || rc=$?
 	{ echo "$rc"; cat "$f.tmp.$$"; } >"$f.new.$$"
 	mv "$f.new.$$" "$f"
@@ -537,6 +706,19 @@ apt_state()
 		stat -L -c '%s %y %i %n' /var/lib/dpkg/status /etc/apt/* /etc/apt/*.d/* \
 			/var/lib/apt/lists/* ${private[@]+"${private[@]}"} 2>/dev/null || true
 	} | sha256sum | cut -d' ' -f1
+}
+
+# apt_lists_fresh DIR: the private configuration DIR's lists were updated
+# less than DEB_LISTS_MAX_AGE ago.  A stamp dated in the future (a clock
+# set back, a copied cache) says nothing of their age: stale, or they would
+# never be refreshed.
+apt_lists_fresh()
+{
+	local age
+
+	[ -f "$1/updated" ] || return 1
+	age=$(($(date +%s) - $(stat -c %Y "$1/updated")))
+	[ "$age" -ge 0 ] && [ "$age" -lt "$DEB_LISTS_MAX_AGE" ]
 }
 
 # APT_STATE: apt_state as deb_release left apt (for APT_CONFIG x$APT_STATE_OF),
@@ -589,10 +771,11 @@ deb_release()
 deb_release_apt()
 {
 	local rel=$1 kind=$2 dir label suite uri debian='' security='' mirror conf
-	local fresh=true sandbox=()
+	local fresh=true sandbox=() suites
 
 	check_release "$rel"
 	unset APT_CONFIG
+	suites=$(deb_machine_suites) || die "could not read the machine's apt sources"
 	while read -r label suite uri; do
 		case $label in
 		Debian)
@@ -604,7 +787,7 @@ deb_release_apt()
 			;;
 		Debian-Security) [ -n "$security" ] || security=$uri ;;
 		esac
-	done < <(deb_machine_suites)
+	done <<<"$suites"
 	[ -n "$debian" ] ||
 		die "the machine's apt sources name no Debian mirror" \
 			"(no suite labelled Debian: run apt-get update)"
@@ -645,8 +828,7 @@ deb_release_apt()
 		die "/etc/apt/apt.conf.d overrides the paths $APT_CONFIG sets"
 	fi
 
-	if $fresh && [ -f "$dir/updated" ] &&
-	   [ $(($(date +%s) - $(stat -c %Y "$dir/updated"))) -lt "$DEB_LISTS_MAX_AGE" ]; then
+	if $fresh && apt_lists_fresh "$dir"; then
 		exec 8>&-
 		return 0
 	fi

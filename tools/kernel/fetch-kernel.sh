@@ -62,8 +62,9 @@ packages it is made of, linux-headers-<krel>, the -common headers and kbuild
 they depend on) with apt-get download, unpack them into the cache, make the
 tree modules are built against and print the entry's path.
 
-  --dist RELEASE     Debian release: bullseye, bookworm, bookworm-backports,
-                     trixie, sid, ...; default: \$DIST, else bookworm
+  --dist RELEASE     Debian release, one of:
+                       $(deb_releases | paste -sd' ')
+                     default: \$DIST, else bookworm
   --kver DEBVERSION  Debian package version (e.g. 6.1.192-3); default: \$KVER,
                      else the version linux-image-amd64 points to in RELEASE
   --help             show this help
@@ -87,6 +88,7 @@ while [ $# -gt 0 ]; do
 done
 [ -z "$kver" ] || check_debversion "$kver"
 check_release "$dist"
+cache_ready
 
 need_cmd apt-cache apt-get dpkg-deb sha256sum flock depmod modinfo make
 

@@ -5,9 +5,10 @@
 # its tarball once into the cache and print the tree's path:
 # $CACHE/source/<debversion>/linux-source-<x.y>.  Without options it is the
 # source of the stock kernel's version in bookworm (the suite's reference,
-# 6.1); --series picks another series of a release that carries it (7.2 is
-# in sid, 6.12 in trixie and bookworm-backports), reached by tools/lib.sh's
-# deb_release like fetch-kernel.sh's kernels.
+# 6.1); --series picks another series of a release that carries it
+# (tools/lib.sh's DEB_RELEASES: 7.2 is in sid, 6.12 in trixie and
+# bookworm-backports), reached by tools/lib.sh's deb_release like
+# fetch-kernel.sh's kernels.
 # Used for kselftest.h (standalone builds), kernel builds, checkpatch and
 # kunit_parser.py.
 
@@ -25,14 +26,15 @@ Usage: $PROG [--dist RELEASE] [--series X.Y] [--kver DEBVERSION]
 Download linux-source-<x.y> with apt-get download, unpack its source tarball
 into the cache and print the path of the source tree.
 
-  --dist RELEASE     the Debian release to take it from: bookworm, bullseye,
-                     bookworm-backports, trixie, sid, ...; default: the
-                     release that carries the series (bullseye 5.10, bookworm
-                     6.1, trixie 6.12, sid 7.2), else bookworm (not \$DIST:
-                     make vm DIST= names the stock kernel, and the runner's
-                     kselftest.h comes from here)
-  --series X.Y       the source package linux-source-X.Y (e.g. 7.2); default:
-                     the series of --kver, else of the version
+  --dist RELEASE     the Debian release to take it from, one of:
+                       $(deb_releases | paste -sd' ')
+                     default: the first of them that carries the series,
+                     else bookworm (not \$DIST: make vm DIST= names the
+                     stock kernel, and the runner's kselftest.h comes from
+                     here)
+  --series X.Y       the source package linux-source-X.Y, X.Y one of:
+                       $(deb_series | paste -sd' ')
+                     default: the series of --kver, else of the version
                      linux-image-amd64 points to in RELEASE
   --kver DEBVERSION  Debian package version (e.g. 6.1.192-3); default: \$KVER,
                      else the version apt would install of linux-source-X.Y
@@ -42,19 +44,6 @@ into the cache and print the path of the source tree.
 Cache: \${MODULE_ASYNC_CACHE:-\${XDG_CACHE_HOME:-\$HOME/.cache}/module_async}
 A complete entry is reused without network access.
 EOF
-}
-
-# series_release X.Y: the Debian release whose linux-source-X.Y is that
-# release's own kernel (its newest point release), for --series without
-# --dist; empty for a series no release is known to carry.
-series_release()
-{
-	case $1 in
-	5.10) echo bullseye ;;
-	6.1) echo bookworm ;;
-	6.12) echo trixie ;;
-	7.2) echo sid ;;
-	esac
 }
 
 dist=
@@ -74,7 +63,7 @@ while [ $# -gt 0 ]; do
 done
 [ -z "$kver" ] || check_debversion "$kver"
 if [ -n "$series" ]; then
-	[[ $series =~ ^[0-9]+\.[0-9]+$ ]] || usage_error "bad series '$series' (X.Y, e.g. 7.2)"
+	check_series "$series"
 	if [ -n "$kver" ] && [[ $kver != "$series".* ]]; then
 		usage_error "version $kver is not of series $series"
 	fi
@@ -83,12 +72,10 @@ elif [[ $kver =~ ^([0-9]+\.[0-9]+)\. ]]; then
 fi
 if [ -z "$dist" ]; then
 	dist=$(series_release "$series")
-	if [ -z "$dist" ] && [ -n "$series" ]; then
-		usage_error "no Debian release is known to carry linux-source-$series: give --dist"
-	fi
 	dist=${dist:-bookworm}
 fi
 check_release "$dist"
+cache_ready
 
 # The first step of a standalone build: the host's packages come first.
 "$TOOLS/deps.sh" || die "missing packages"

@@ -7,10 +7,19 @@
 #     shell code (KVER='6.1;touch FILE' touches nothing);
 #   - a boolean (ALLOW_DEADLOCK) takes its usual spellings and refuses the
 #     rest;
-#   - a KERNEL path that is no file is said to be one, spaces and all;
+#   - a KERNEL path that is no file is said to be one, spaces and all, and
+#     a KERNEL file that is no bzImage is refused too;
+#   - a DIST or SRC that tools/lib.sh's DEB_RELEASES does not list is
+#     refused before apt is asked anything;
+#   - no HOME (nor XDG_CACHE_HOME or MODULE_ASYNC_CACHE) for the cache is
+#     said to be that;
+#   - a checkout whose path holds a space, and OUTPUT, KDIR or INSTALL_PATH
+#     holding one, are refused by make, nothing written anywhere;
 #   - the suite's arguments (SUITE_ARGS) are checked by the runner built on
 #     the host, whose --help is answered there, with no VM;
-#   - a second run on the same kernel while one runs is refused (exit 3).
+#   - the host's failures before any work are exit 3 (never 1, "a case
+#     failed"), each said: a second run on the same kernel while one runs,
+#     a read-only cache, a read-only build/vm/stock.
 # Ends with "N passed, N failed".
 
 set -euo pipefail
@@ -33,37 +42,40 @@ esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# vm ARGS...: make vm ARGS, its output in $tmp/out, in $status the
-# script's status as make reports it ("make: *** [...] Error N", or
-# "make[1]: ..." under make check's make; make itself exits 2), else
-# make's own (2 for an error of its own).
+# vm ARGS...: make vm ARGS (run by "${vm_env[@]}": env, or read_only),
+# its output in $tmp/out, in $status the script's status as make reports
+# it ("make: *** [...] Error N", or "make[1]: ..." under make check's make;
+# make itself exits 2), else make's own (2 for an error of its own).
+vm_env=(env)
 vm()
 {
 	local error
 
 	status=0
-	make -s -C "$TOP" vm "$@" >"$tmp/out" 2>&1 </dev/null || status=$?
+	"${vm_env[@]}" make -s -C "${top:-$TOP}" vm "$@" >"$tmp/out" 2>&1 </dev/null ||
+		status=$?
 	error=$(sed -n 's/^make\(\[[0-9]*\]\)\?: \*\*\* \[.*\] Error \([0-9]*\)$/\2/p' \
 		"$tmp/out")
 	status=${error:-$status}
 }
 
 # No kernel was fetched, built or booted: vm.sh names the kernel it got
-# ("vm.sh: kernel stock: <release> (<entry>)") before it boots anything.
+# ("vm.sh: kernel stock: <release> (<entry>)") before it boots anything;
+# and apt was asked nothing over the network (no update, no download).
 no_work()
 {
-	! grep -q '^vm\.sh: kernel ' "$tmp/out"
+	! grep -Eq '^vm\.sh: kernel |apt-get update for Debian|downloading ' "$tmp/out"
 }
 
-# refused WHAT PATTERN ARGS...: make vm ARGS exits 2 before any work, and
-# its output has a line matching PATTERN (grep -E).
+# refused WHAT PATTERN ARGS...: make vm ARGS exits 2 (${want:-2}) before
+# any work, and its output has a line matching PATTERN (grep -E).
 refused()
 {
 	local what=$1 pattern=$2
 
 	shift 2
 	vm "$@"
-	if [ "$status" -eq 2 ] && no_work && grep -Eq -- "$pattern" "$tmp/out"; then
+	if [ "$status" -eq "${want:-2}" ] && no_work && grep -Eq -- "$pattern" "$tmp/out"; then
 		pass "$what"
 	else
 		fail "$what (exit $status)"
@@ -109,6 +121,60 @@ refused "KERNEL=no/such/file: no such kernel image" \
 	"no such kernel image: no/such/file$" KERNEL=no/such/file
 refused "KERNEL path with a space: named whole" \
 	"no such kernel image: $tmp/a b$" "KERNEL=$tmp/a b"
+
+# A build tree as vm.sh checks one (a Makefile, its release, its modules),
+# for a KERNEL file that is no bzImage: refused before the tree is used.
+kdir=$tmp/kdir
+mkdir -p "$kdir/include/generated"
+echo 'all:' >"$kdir/Makefile"
+echo '#define UTS_RELEASE "6.1.0-test"' >"$kdir/include/generated/utsrelease.h"
+: >"$kdir/modules.order"
+refused "KERNEL=/etc/passwd KDIR=<a build tree>: no bzImage" \
+	'/etc/passwd is no bzImage \(no boot protocol header: "HdrS" at offset 0x202\)' \
+	KERNEL=/etc/passwd "KDIR=$kdir"
+
+refused "DIST=woody: an unknown release, apt not asked" \
+	"bad Debian release 'woody' \(known: bullseye bookworm " DIST=woody
+refused "SRC=9.9: an unknown series, apt not asked" \
+	"bad series '9\.9': no known Debian release carries linux-source-9\.9" SRC=9.9
+
+vm_env=(env -u HOME -u XDG_CACHE_HOME -u MODULE_ASYNC_CACHE)
+refused "no HOME, XDG_CACHE_HOME or MODULE_ASYNC_CACHE: no cache, said so" \
+	"no cache: HOME, XDG_CACHE_HOME and MODULE_ASYNC_CACHE are all unset"
+vm_env=(env)
+
+# A checkout whose path holds a space: make refuses it, and nothing is
+# written, in the checkout or beside it (the runner went to the path's
+# first word, "$tmp/a").
+top="$tmp/a b/clone"
+mkdir -p "$top"
+suite_files | rsync -a --from0 --files-from=- "$TOP/" "$top/" || die "cannot copy the suite"
+(cd "$top" && find . | LC_ALL=C sort) >"$tmp/before"
+refused "a checkout under a path with a space: refused, naming it" \
+	"the checkout $top: it holds a space"
+if [ ! -e "$tmp/a" ] && [ "$(ls -A "$tmp/a b")" = clone ] &&
+   (cd "$top" && find . | LC_ALL=C sort) | cmp -s - "$tmp/before"; then
+	pass "a checkout under a path with a space: nothing written, in it or beside it"
+else
+	fail "a checkout under a path with a space: nothing written, in it or beside it"
+	find "$tmp" -maxdepth 2 ! -path "$tmp/a b/clone/*" | sed 's/^/    /'
+fi
+unset top
+for v in OUTPUT KDIR INSTALL_PATH; do
+	refused "$v with a space: refused by make" \
+		"$v=$tmp/o p: it holds a space" "$v=$tmp/o p"
+done
+
+# The host's failures before any work: exit 3, each said, never 1.
+mkdir -p "$tmp/cache"
+vm_env=(read_only "$tmp/cache" env "MODULE_ASYNC_CACHE=$tmp/cache")
+want=3 refused "a read-only empty cache: exit 3, said so" \
+	"cannot write to the cache $tmp/cache"
+mkdir -p "$TOP/build/vm/stock"
+vm_env=(read_only "$TOP/build/vm/stock")
+want=3 refused "a read-only build/vm/stock: exit 3, said so" \
+	"cannot write to the results directory .*/build/vm/stock"
+vm_env=(env)
 
 refused "SUITE_ARGS with an unknown option: the runner's usage error" \
 	"unrecognized option '--no-such'" SUITE_ARGS=--no-such

@@ -11,8 +11,13 @@
 # suite's nested in it. The KTAP document goes to stdout and to
 # build/vm/<kernel>/results.ktap, the guest's console (the kernel log) to
 # build/vm/<kernel>/console.log. The exit status is the guest suite's: 0
-# nothing failed, 1 a case failed, 4 all skipped; 2 bad usage; 3 when the
-# VM or a step before it (packages, kernel, build) failed.
+# nothing failed, 1 a case failed, 4 all skipped; 2 bad usage (bad
+# options, a KERNEL file that is no bzImage, a release or series not in
+# tools/lib.sh's DEB_RELEASES, no HOME for the cache, a path make cannot
+# take: the checkout's, the cache's, --kdir's, --ksrc's), said before any
+# work; 3 when the VM or a step before it (packages, kernel, build, a
+# cache or results directory that cannot be written) failed.  Never 1 for
+# a failure of the host's.
 #
 # The Debian packages it needs are installed (tools/deps.sh) before any of
 # them is used, right after the options are read.
@@ -22,6 +27,8 @@ set -euo pipefail
 PROG=${0##*/}
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/../lib.sh"
+# A failure nothing checks is the host's (exit 3), never a case's.
+errors_are_infra
 
 usage()
 {
@@ -219,6 +226,12 @@ if ! is_source_variant "$kernel"; then
 		*) usage_error "unknown kernel '$kernel' (stock, $SOURCE_VARIANTS or a file)" ;;
 		esac
 	fi
+	# A bzImage has the boot protocol's header: "HdrS" at 0x202.
+	if [ -f "$kernel" ] &&
+	   [ "$(head -c $((0x206)) -- "$kernel" | tail -c 4)" != HdrS ]; then
+		usage_error "$kernel is no bzImage (no boot protocol header:" \
+			"\"HdrS\" at offset 0x202)"
+	fi
 fi
 if [ -n "$src" ]; then
 	is_source_variant "$kernel" ||
@@ -226,6 +239,7 @@ if [ -n "$src" ]; then
 			"not '$kernel'"
 	[[ $src =~ ^[0-9]+\.[0-9]+$ ]] ||
 		usage_error "--src wants a series X.Y (e.g. 7.2), not '$src'"
+	check_series "$src"
 fi
 if [ -n "$ksrc" ]; then
 	is_source_variant "$kernel" ||
@@ -244,6 +258,8 @@ if [ -f "$kernel" ] || [ -n "$kdir$moddir" ]; then
 	if [ ! -f "$kdir/Makefile" ] || [ -z "$(kernel_release "$kdir")" ]; then
 		usage_error "$kdir is neither a configured kernel build tree nor kernel headers"
 	fi
+	why=$(path_problem "$(readlink -f "$kdir")")
+	[ -z "$why" ] || usage_error "--kdir $kdir: $why"
 	[ -z "$moddir" ] || [ -d "$moddir/kernel" ] ||
 		usage_error "$moddir is no module tree (no kernel/ in it)"
 	if [ -z "$moddir" ] && [ ! -f "$kdir/modules.order" ] &&
@@ -252,6 +268,34 @@ if [ -f "$kernel" ] || [ -n "$kdir$moddir" ]; then
 			"beside them: name the kernel's module tree with --moddir (MODDIR=)"
 	fi
 fi
+
+# run_name: the kernel's name in build/vm/, the default place of its
+# results.
+run_name()
+{
+	name=$kernel
+	if [ "$kernel" = stock ]; then
+		[ -z "$dist" ] || name=stock-$dist
+	elif is_source_variant "$kernel"; then
+		# 6.1, the default source, keeps the names it had before --src.
+		[ -z "$src" ] || [ "$src" = 6.1 ] || name=$kernel-$src
+		if [ -n "$ksrc" ]; then
+			name=ksrc-$(basename "$(cd "$ksrc" && pwd)" | tr -c 'A-Za-z0-9._\n-' _)
+			[ "$kernel" = vanilla ] || name+=-$kernel
+		fi
+		[ ${#patches[@]} -eq 0 ] || name=$name+patches
+	else
+		name=custom
+	fi
+}
+run_name
+out=${out:-$TOP/build/vm/$name}
+
+# The cache and the results directory, before any work: one that cannot be
+# written is the host's failure (exit 3), not a case's.
+cache_ready
+err=$(mkdir -p -- "$out" 2>&1) || die "cannot make the results directory $out: ${err##*: }"
+[ -w "$out" ] || die "cannot write to the results directory $out (read-only?)"
 
 "$TOOLS/deps.sh" || die "missing packages"
 # Installed is not on PATH: said before anything is fetched or built.
@@ -278,30 +322,26 @@ for arg in "${suite_args[@]}"; do
 done
 "$runner" --list "${suite_args[@]}" >/dev/null || exit 2
 
+# One run per results directory: a second run on the same kernel would mix
+# its boots with the first's.  The lock (fd 7, inherited by vm-run.sh and
+# QEMU) goes with the last of them.
+{ exec 7>"$out/.lock"; } 2>/dev/null || die "cannot write to the results directory $out"
+flock -n 7 || die "another run is using $out: wait for it to end, or give --out"
+
 # kernel_entry: the kernel's entry in $entry (fetched, built or made of the
-# user's own files) and its name in build/vm/ in $name.
+# user's own files).
 kernel_entry()
 {
-	name=$kernel
 	if [ "$kernel" = stock ]; then
 		entry=$("$TOOLS/kernel/fetch-kernel.sh" ${dist:+--dist "$dist"} \
 			${kver:+--kver "$kver"} | tail -n 1) ||
 			die "could not fetch the stock kernel"
-		[ -z "$dist" ] || name=stock-$dist
 		log "kdir: $(cat "$entry/kdir.how" 2>/dev/null || echo "$entry/kdir")"
 	elif is_source_variant "$kernel"; then
 		entry=$("$TOOLS/kernel/build-kernel.sh" --variant "$kernel" ${src:+--src "$src"} \
 			${dist:+--dist "$dist"} ${kver:+--kver "$kver"} ${ksrc:+--ksrc "$ksrc"} \
 			"${patches[@]}" | tail -n 1) || die "could not build the $kernel kernel"
-		# 6.1, the default source, keeps the names it had before --src.
-		[ -z "$src" ] || [ "$src" = 6.1 ] || name=$kernel-$src
-		if [ -n "$ksrc" ]; then
-			name=ksrc-$(basename "$(cd "$ksrc" && pwd)" | tr -c 'A-Za-z0-9._\n-' _)
-			[ "$kernel" = vanilla ] || name+=-$kernel
-		fi
-		[ ${#patches[@]} -eq 0 ] || name=$name+patches
 	else
-		name=custom
 		entry=$(custom_entry "$TOP/build/vm/custom/kernel")
 	fi
 }
@@ -332,8 +372,6 @@ if [ "$name" != custom ] && ! entry_loads_ok; then
 	entry_loads_ok || die "$entry is damaged again, just after it was made"
 fi
 
-out=${out:-$TOP/build/vm/$name}
-
 # boot_vm: boot the initramfs (vm-run.sh), or with --prepare say what
 # would be booted.
 boot_vm()
@@ -348,13 +386,6 @@ boot_vm()
 }
 stage=$out/suite
 krel=$(cat "$entry/krel")
-
-# One run per results directory: a second run on the same kernel would mix
-# its boots with the first's.  The lock (fd 7, inherited by vm-run.sh and
-# QEMU) goes with the last of them.
-mkdir -p "$out"
-exec 7>"$out/.lock"
-flock -n 7 || die "another run is using $out: wait for it to end, or give --out"
 log "kernel $name: $krel ($entry)"
 if [ "$via" = run_kselftest ]; then
 	# The install the kselftest way, from a kernel tree holding the suite;
