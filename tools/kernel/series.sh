@@ -49,7 +49,7 @@ while [ $# -gt 0 ]; do
 	*) usage_error "unknown option '$1'" ;;
 	esac
 done
-[[ $series =~ ^[0-9]+\.[0-9]+$ ]] || usage_error "bad --src '$series' (X.Y, e.g. 7.2)"
+check_series "$series"
 need_cmd git rsync awk
 if [ -z "$src" ]; then
 	src=$("$TOOLS/kernel/fetch-source.sh" --series "$series" | tail -n 1) ||
