@@ -155,43 +155,36 @@ void deadlock_evidence(struct case_ctx *ctx)
 /*
  * One look for a wedge's evidence among the blocked tasks: their wait-for
  * cycle (true), else the first task blocked in async_synchronize_* (its pid
- * in *@pid; from its stack, else its wchan). Where /proc shows no stack of
- * a blocked task, the kernel's dump of blocked tasks (sysrq w) is looked
- * at instead. @seen says what was seen.
+ * in *@pid; lib/waitfor.h), seen on its stack, else as its wchan. Where
+ * /proc shows no stack of a blocked task, the kernel's dump of blocked
+ * tasks (sysrq w) is looked at instead. @seen says what was seen.
  */
 static bool wedge_look(char *seen, size_t len, int *pid)
 {
 	static struct task_set blocked;
 	static struct blocked_dump dump;
-	const struct task_set *set = &blocked;
-	const struct task_stack *t = NULL;
-	bool frames = false;
+	const struct task_stack *t;
+	bool frames = false, cycle;
 	unsigned int i;
 
-	*pid = 0;
 	tasks_read_blocked(&blocked);
+	cycle = waitfor_wedge(&blocked, seen, len, pid);
+	if (cycle || *pid)
+		return cycle;
 	for (i = 0; i < blocked.nr && !*pid; i++) {
 		t = &blocked.tasks[i];
 		frames = frames || t->nr_frames;
-		if (t->nr_frames ? task_stack_find(t, SYNC_FUNCTIONS) >= 0 :
-		    task_waits_in(t->pid, SYNC_FUNCTIONS, TASK_VIEW_WCHAN) == 1)
+		if (!t->nr_frames &&
+		    task_waits_in(t->pid, SYNC_FUNCTIONS, TASK_VIEW_WCHAN) == 1) {
 			*pid = t->pid;
-	}
-	if (!*pid && !frames && blocked.nr &&
-	    !sysrq_show_blocked(&dump, SYSRQ_DUMP_MS) && dump.header) {
-		set = &dump.tasks;
-		for (i = 0; i < set->nr && !*pid; i++) {
-			t = &set->tasks[i];
-			if (task_stack_find(t, SYNC_FUNCTIONS) >= 0)
-				*pid = t->pid;
+			snprintf(seen, len, "%.*s (pid %d) blocked in %s (wchan)",
+				 (int)strcspn(t->comm, "+"), t->comm, t->pid,
+				 SYNC_FUNCTIONS);
 		}
 	}
-	if (waitfor_cycle(set, seen, len))
-		return true;
-	if (*pid)
-		snprintf(seen, len, "%.*s (pid %d) blocked in %s",
-			 (int)strcspn(t->comm, "+"), t->comm, t->pid,
-			 SYNC_FUNCTIONS);
+	if (!*pid && !frames && blocked.nr &&
+	    !sysrq_show_blocked(&dump, SYSRQ_DUMP_MS) && dump.header)
+		return waitfor_wedge(&dump.tasks, seen, len, pid);
 	return false;
 }
 
