@@ -527,9 +527,11 @@ int main(int argc, char *argv[])
 		case 't':
 			if (!parse_number(optarg, MIN_TIMEOUT_MS,
 					  MAX_TIMEOUT_MS, &count)) {
-				fprintf(stderr, "%s: bad --timeout-ms: %s (%d to %d: below %d ms an honest load may outlast the bound)\n",
+				fprintf(stderr, "%s: bad --timeout-ms: %s (%d to %d ms)\n",
 					argv[0], optarg, MIN_TIMEOUT_MS,
-					MAX_TIMEOUT_MS, MIN_TIMEOUT_MS);
+					MAX_TIMEOUT_MS);
+				fprintf(stderr, "%s: below %d ms an honest load may outlast the bound\n",
+					argv[0], MIN_TIMEOUT_MS);
 				usage(stderr, argv[0]);
 				return 2;
 			}
@@ -643,7 +645,7 @@ int main(int argc, char *argv[])
 		plan = plan * suite.repeat + 1;		/* and repeat_drift */
 	ktap_begin(plan);
 	if (facts_arg.facts_given && !suite.facts_given)
-		diag("--facts not taken without --allow-deadlock: only facts measured in this boot make a case safe");
+		diag("--facts not taken without --allow-deadlock: measured here");
 	suite_check_prerequisites(&suite, SKIP_EACH_CASE);
 	if (!suite.skip_all[0]) {
 		diag("modules: %s, timeout %d ms%s", suite.modules_dir,

@@ -369,7 +369,7 @@ TEST(runner_takes_the_timeout_floor)
 
 /*
  * --facts never makes an unsafe case safe: without --allow-deadlock the
- * run says it does not take them (and measures), with it it takes them.
+ * run says it does not take them (and measures); with it they are taken.
  */
 #define FACTS_NOT_TAKEN "# --facts not taken without --allow-deadlock"
 

@@ -125,7 +125,8 @@ bounds_checks()
 	   ! grep -q '^# kernel wedged by' "$dir/results.ktap"; then
 		pass "stock: --facts calling $unsafe_case safe: skipped without --allow-deadlock"
 	else
-		fail "stock: --facts without --allow-deadlock: exit $rc, $unsafe_case ${verdict:-no verdict} (see $out.stock.facts.log)"
+		fail "stock: --facts without --allow-deadlock: exit $rc," \
+			"$unsafe_case ${verdict:-no verdict} (see $out.stock.facts.log)"
 	fi
 }
 

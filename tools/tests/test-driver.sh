@@ -121,7 +121,8 @@ names_the_floor()
 
 for short in 1 10 999; do
 	run --timeout-ms "$short"
-	check "--timeout-ms $short, below the floor: exit 2, the floor named" names_the_floor "$short"
+	check "--timeout-ms $short, below the floor: exit 2, the floor named" \
+		names_the_floor "$short"
 done
 
 run --case no_such_case
