@@ -530,7 +530,7 @@ int main(int argc, char *argv[])
 				fprintf(stderr, "%s: bad --timeout-ms: %s (%d to %d ms)\n",
 					argv[0], optarg, MIN_TIMEOUT_MS,
 					MAX_TIMEOUT_MS);
-				fprintf(stderr, "%s: below %d ms an honest load may outlast the bound\n",
+				fprintf(stderr, "%s: below %d ms an honest load may outlast it\n",
 					argv[0], MIN_TIMEOUT_MS);
 				usage(stderr, argv[0]);
 				return 2;

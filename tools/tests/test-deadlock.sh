@@ -105,8 +105,9 @@ readonly false_facts=own=yes,worker=yes,unrelated=no,older=no,async_probe=no,asy
 # measures the facts and skips the case (exit 4), nothing wedged.
 bounds_checks()
 {
-	local dir=$out/stock-bounds rc=0 verdict
+	local dir=$out/stock-floor rc=0 verdict
 
+	rm -rf "$dir"
 	"$TOOLS/vm/vm.sh" --kernel stock --out "$dir" -- --timeout-ms 10 \
 		>"$out.stock.floor.log" 2>&1 || rc=$?
 	if [ $rc -eq 2 ] && grep -q 'bad --timeout-ms: 10 (1000 to ' "$out.stock.floor.log" &&
@@ -115,7 +116,8 @@ bounds_checks()
 	else
 		fail "stock: --timeout-ms 10: exit $rc (see $out.stock.floor.log)"
 	fi
-	rc=0
+	rc=0 dir=$out/stock-facts
+	rm -rf "$dir"
 	"$TOOLS/vm/vm.sh" --kernel stock --out "$dir" -- --facts "$false_facts" \
 		--case "$unsafe_case" >"$out.stock.facts.log" 2>&1 || rc=$?
 	verdict=$("$ktap" verdicts "$dir/results.ktap" 2>/dev/null |
