@@ -294,6 +294,9 @@ TEST(runner_usage_errors_exit_2_with_nothing_on_stdout)
 	static const char * const unknown_case[] = { "--case", "no_such_case", NULL };
 	static const char * const bad_timeout[] = { "--timeout-ms", "0", NULL };
 	static const char * const not_a_number[] = { "--timeout-ms", "10s", NULL };
+	/* Below the floor: shorter than an honest load may take. */
+	static const char * const short_timeout[] = { "--timeout-ms", "10", NULL };
+	static const char * const under_floor[] = { "--timeout-ms", "999", NULL };
 	static const char * const unknown_option[] = { "--no-such-option", NULL };
 	static const char * const extra_argument[] = { "extra", NULL };
 	static const char * const no_repeat[] = { "--repeat", "0", NULL };
@@ -318,7 +321,8 @@ TEST(runner_usage_errors_exit_2_with_nothing_on_stdout)
 	};
 	static const char * const facts_trailing[] = { "--facts", "own=yes,", NULL };
 	const char * const *const all[] = {
-		unknown_case, bad_timeout, not_a_number, unknown_option,
+		unknown_case, bad_timeout, not_a_number, short_timeout,
+		under_floor, unknown_option,
 		extra_argument, no_repeat, repeat_word, repeat_unsafe,
 		no_jobs, many_jobs, jobs_word, many_counts, latency_repeat,
 		facts_unknown, facts_no_fact, facts_trailing,
@@ -348,6 +352,50 @@ TEST(runner_takes_facts_as_printed)
 		SKIP(return, NO_RUNNER);
 	EXPECT_EQ(0, run_runner(args, -1, out, sizeof(out)));
 	EXPECT_NE(NULL, strstr(out, "async_init_completes safe\n"));
+}
+
+/* The floor itself is a bound the runner takes. */
+TEST(runner_takes_the_timeout_floor)
+{
+	static const char * const args[] = {
+		"--timeout-ms", "1000", "--list", NULL,
+	};
+	char out[4096];
+
+	if (!have_runner())
+		SKIP(return, NO_RUNNER);
+	EXPECT_EQ(0, run_runner(args, -1, out, sizeof(out)));
+}
+
+/*
+ * --facts never makes an unsafe case safe: without --allow-deadlock the
+ * run says it does not take them (and measures); with it they are taken.
+ */
+#define FACTS_NOT_TAKEN "# --facts not taken without --allow-deadlock"
+
+TEST(runner_takes_facts_only_with_deadlocks_allowed)
+{
+	static const char * const without[] = {
+		"--facts",
+		"own=yes,worker=yes,unrelated=no,older=no,async_probe=no,async_probe_knob=yes",
+		"--case", "request_module_from_async_kyber-iosched",
+		"--modules-dir", "/nonexistent/modules", NULL,
+	};
+	static const char * const with[] = {
+		"--facts",
+		"own=yes,worker=yes,unrelated=no,older=no,async_probe=no,async_probe_knob=yes",
+		"--case", "request_module_from_async_kyber-iosched",
+		"--allow-deadlock",
+		"--modules-dir", "/nonexistent/modules", NULL,
+	};
+	static char out[16384];
+
+	if (!have_runner())
+		SKIP(return, NO_RUNNER);
+	EXPECT_EQ(4, run_runner(without, -1, out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, FACTS_NOT_TAKEN)) TH_LOG("%s", out);
+	EXPECT_EQ(4, run_runner(with, -1, out, sizeof(out)));
+	EXPECT_EQ(NULL, strstr(out, FACTS_NOT_TAKEN)) TH_LOG("%s", out);
 }
 
 TEST(runner_help)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Host tests of lib/waitfor.c: the wait-for cycle of a deadlock found in
- * the stacks of blocked tasks, and what it says when there is none.
+ * the stacks of blocked tasks, what it says when there is none, and what
+ * counts as a wedge's evidence.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -408,6 +409,55 @@ TEST(no_wait_for_cycle_with_one_party_only)
 	task_set_add(&set, &t);
 	EXPECT_FALSE(waitfor_cycle(&set, line, sizeof(line)));
 	EXPECT_NE(NULL, strstr(line, "no async job waits in request_module()"));
+}
+
+/* A load that is slow, not stuck: reading its file, no wait for async. */
+static const char * const slow_load_stack[] = {
+	"[<0>] kernel_read_file+0x1b4/0x2d0",
+	"[<0>] __do_sys_finit_module+0x9a/0x120",
+	"[<0>] do_syscall_64+0x5d/0xb0",
+	NULL,
+};
+
+/*
+ * A wedge's evidence: the cycle, or a task blocked in async_synchronize_*;
+ * a load still running elsewhere (its bound expired) is none.
+ */
+TEST(wedge_evidence_is_a_cycle_or_a_wait_for_async_work)
+{
+	static struct task_set set;
+	struct task_stack t;
+	char line[1024];
+	int pid = -1;
+
+	memset(&set, 0, sizeof(set));
+	make_task(&t, 130, "insmod", "module_async", "", slow_load_stack);
+	task_set_add(&set, &t);
+	make_task(&t, 40, "jbd2/sda1-8", "kthreadd", "", unrelated_stack);
+	task_set_add(&set, &t);
+	EXPECT_FALSE(waitfor_wedge(&set, line, sizeof(line), &pid));
+	EXPECT_EQ(0, pid);
+	EXPECT_EQ(0, strncmp(line, "none seen", 9)) TH_LOG("%s", line);
+
+	/* A load of the runner's own waits for async work: a party seen. */
+	make_task(&t, 300, "module_async", "module_async", "", loader_stack);
+	task_set_add(&set, &t);
+	EXPECT_FALSE(waitfor_wedge(&set, line, sizeof(line), &pid));
+	EXPECT_EQ(300, pid);
+	EXPECT_STREQ("module_async (pid 300) blocked in async_synchronize_cookie_domain",
+		     line);
+
+	/* The 2013 deadlock's two parties: the cycle. */
+	memset(&set, 0, sizeof(set));
+	make_task(&t, 25, "kworker/u4:1+events_unbound", "kthreadd", "",
+		  requester_stack);
+	task_set_add(&set, &t);
+	make_task(&t, 127, "modprobe", "kworker/u4:0",
+		  "/sbin/modprobe -q -- kyber-iosched", loader_stack);
+	task_set_add(&set, &t);
+	EXPECT_TRUE(waitfor_wedge(&set, line, sizeof(line), &pid));
+	EXPECT_EQ(127, pid);
+	EXPECT_NE(NULL, strstr(line, "waits for the async job")) TH_LOG("%s", line);
 }
 
 TEST_HARNESS_MAIN

@@ -262,3 +262,24 @@ bool waitfor_cycle(const struct task_set *set, char *buf, size_t len)
 	}
 	return false;
 }
+
+bool waitfor_wedge(const struct task_set *set, char *buf, size_t len,
+		   int *pid)
+{
+	const struct task_stack *t = NULL;
+	struct line l = { buf, len, 0 };
+	unsigned int i;
+
+	for (i = 0; i < set->nr && !t; i++)
+		if (task_stack_find(&set->tasks[i], "async_synchronize_*") >= 0)
+			t = &set->tasks[i];
+	*pid = t ? t->pid : 0;
+	if (waitfor_cycle(set, buf, len))
+		return true;
+	if (!t)
+		return false;
+	add_task(&l, t);
+	add(&l, " blocked in ");
+	add_frame(&l, t, task_stack_find(t, "async_synchronize_*"));
+	return false;
+}

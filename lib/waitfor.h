@@ -32,4 +32,14 @@ bool waitfor_involved(const struct task_stack *t);
  */
 bool waitfor_cycle(const struct task_set *set, char *buf, size_t len);
 
+/*
+ * The evidence of a wedge among @set's tasks: their wait-for cycle (true,
+ * described in @buf), else the first task blocked in async_synchronize_*
+ * (where a load or unload waits for async work: its pid in *@pid, named
+ * in @buf); neither: false, *@pid 0, @buf says what was seen instead. A
+ * task seen anywhere else, a slow load's read of its file say, is none.
+ */
+bool waitfor_wedge(const struct task_set *set, char *buf, size_t len,
+		   int *pid);
+
 #endif /* MA_WAITFOR_H */

@@ -21,14 +21,28 @@
  * the suite's bound that expired, but the kernel came back; WEDGED is one
  * that did not come back, a genuine deadlock: nothing more can be loaded or
  * unloaded, so the case ends there, and the run after it (see run_case()).
+ * Either needs the wedge's evidence, seen now (wedge_seen(), evidence.c)
+ * or already (a cycle proven): a bound that expired says only that a wait
+ * was still running, a FAIL that says so, whatever the bound.
  */
 void verdict(struct case_ctx *ctx, enum ktap_kind kind, const char *fmt, ...)
 {
+	static char seen[1024];
 	va_list ap;
+	size_t n;
 
 	va_start(ap, fmt);
 	vsnprintf(ctx->verdict.reason, sizeof(ctx->verdict.reason), fmt, ap);
 	va_end(ap);
+	if ((kind == KTAP_TIMEOUT || kind == KTAP_WEDGED) && !ctx->proven_ms &&
+	    !wedge_seen(seen, sizeof(seen))) {
+		diag("not called a deadlock: %s", seen);
+		n = strlen(ctx->verdict.reason);
+		snprintf(ctx->verdict.reason + n,
+			 sizeof(ctx->verdict.reason) - n,
+			 ": still running, no deadlock seen");
+		kind = KTAP_FAIL;
+	}
 	ctx->verdict.kind = kind;
 	if (kind == KTAP_TIMEOUT || kind == KTAP_WEDGED)
 		ctx->verdict.bound_ms = ctx->suite->timeout_ms;
@@ -198,12 +212,11 @@ enum load_hold load_wait_held(struct suite *s, struct module_load *load,
 /*
  * A deadlock is proven when the blocked tasks' stacks show the same
  * complete wait-for cycle (lib/waitfor.h) at two looks CYCLE_CONFIRM_MS
- * apart while the job is still not done: a load that waits for other async
- * work for a moment has returned by the second look. A look reads every
- * task's state, so it comes only every CYCLE_LOOK_MS.
+ * (runner.h) apart while the job is still not done: a load that waits for
+ * other async work for a moment has returned by the second look. A look
+ * reads every task's state, so it comes only every CYCLE_LOOK_MS.
  */
 #define CYCLE_LOOK_MS		25
-#define CYCLE_CONFIRM_MS	100
 
 /*
  * Wait, bounded by the suite's timeout, until @module's job is done (its

@@ -151,3 +151,68 @@ void deadlock_evidence(struct case_ctx *ctx)
 	diag("evidence taken in %lld ms, %.1f s after the case began",
 	     (now_us() - t0) / 1000, (now_us() - ctx->begin_us) / 1e6);
 }
+
+/*
+ * One look for a wedge's evidence among the blocked tasks: their wait-for
+ * cycle (true), else the first task blocked in async_synchronize_* (its pid
+ * in *@pid; lib/waitfor.h), seen on its stack, else as its wchan. Where
+ * /proc shows no stack of a blocked task, the kernel's dump of blocked
+ * tasks (sysrq w) is looked at instead. @seen says what was seen.
+ */
+static bool wedge_look(char *seen, size_t len, int *pid)
+{
+	static struct task_set blocked;
+	static struct blocked_dump dump;
+	const struct task_stack *t;
+	bool frames = false, cycle;
+	unsigned int i;
+
+	tasks_read_blocked(&blocked);
+	cycle = waitfor_wedge(&blocked, seen, len, pid);
+	if (cycle || *pid)
+		return cycle;
+	for (i = 0; i < blocked.nr && !*pid; i++) {
+		t = &blocked.tasks[i];
+		frames = frames || t->nr_frames;
+		if (!t->nr_frames &&
+		    task_waits_in(t->pid, SYNC_FUNCTIONS, TASK_VIEW_WCHAN) == 1) {
+			*pid = t->pid;
+			snprintf(seen, len, "%.*s (pid %d) blocked in %s (wchan)",
+				 (int)strcspn(t->comm, "+"), t->comm, t->pid,
+				 SYNC_FUNCTIONS);
+		}
+	}
+	if (!*pid && !frames && blocked.nr &&
+	    !sysrq_show_blocked(&dump, SYSRQ_DUMP_MS) && dump.header)
+		return waitfor_wedge(&dump.tasks, seen, len, pid);
+	return false;
+}
+
+/*
+ * Is the kernel seen wedged, now? The evidence of a deadlock: the blocked
+ * tasks' wait-for cycle, or a task blocked in async_synchronize_* (where
+ * do_init_module() waits for async work), the same at two looks
+ * CYCLE_CONFIRM_MS apart. A wait that outlasted its bound is none: a slow
+ * load is still running and seen nowhere there. What was seen in @seen.
+ */
+bool wedge_seen(char *seen, size_t len)
+{
+	static char first[1024];
+	bool cycle;
+	int pid, again;
+
+	cycle = wedge_look(first, sizeof(first), &pid);
+	if (!cycle && !pid) {
+		snprintf(seen, len, "no task blocked in %s, no wait-for cycle: %s",
+			 SYNC_FUNCTIONS, first);
+		return false;
+	}
+	sleep_ms(CYCLE_CONFIRM_MS);
+	if (wedge_look(seen, len, &again) && cycle && !strcmp(seen, first))
+		return true;
+	if (pid && again == pid)
+		return true;
+	snprintf(seen, len, "%s, seen once, gone %d ms later", first,
+		 CYCLE_CONFIRM_MS);
+	return false;
+}

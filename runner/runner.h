@@ -238,9 +238,13 @@ const char *why_not_loadable(const struct case_ctx *ctx, const char *target,
 			     char *buf, size_t len);
 bool skip_unless_loadable(struct case_ctx *ctx, const char *target);
 
+/* Two looks this far apart see the same wedge, or none (case.c, evidence.c). */
+#define CYCLE_CONFIRM_MS	100
+
 /* evidence.c */
 void case_log(struct case_ctx *ctx);
 void deadlock_evidence(struct case_ctx *ctx);
+bool wedge_seen(char *seen, size_t len);
 
 /*
  * found.c: the state saved before the run and before each case; a case

@@ -9,7 +9,8 @@
 # backed by a stack that shows the wait in async_synchronize* and by the
 # wait-for cycle the runner found, every boot's results under their cases'
 # KernelCI IDs, each wedged boot's cleanup report and end marker received,
-# and each kernel's whole run within its bound.
+# and each kernel's whole run within its bound. On stock 6.1 also the
+# bounds that cannot lie (bounds_checks).
 
 set -euo pipefail
 
@@ -91,6 +92,44 @@ timeouts_without_cycle()
 		"$ktap" diag "$name" "$1" | grep '^# wait-for cycle: async job ' >/dev/null ||
 			echo "$name"
 	done
+}
+
+# The case the bounds checks run: unsafe where a load syncs all async work.
+readonly unsafe_case=request_module_from_async_kyber-iosched
+# Facts that would call it safe on stock 6.1, where it deadlocks.
+readonly false_facts=own=yes,worker=yes,unrelated=no,older=no,async_probe=no,async_probe_knob=yes
+
+# Bounds that cannot lie, on stock 6.1: a --timeout-ms below the floor is
+# refused before any boot (exit 2, the floor named); --facts that call an
+# unsafe case safe do not run it without --allow-deadlock: the boot
+# measures the facts and skips the case (exit 4), nothing wedged.
+bounds_checks()
+{
+	local dir=$out/stock-floor rc=0 verdict
+
+	rm -rf "$dir"
+	"$TOOLS/vm/vm.sh" --kernel stock --out "$dir" -- --timeout-ms 10 \
+		>"$out.stock.floor.log" 2>&1 || rc=$?
+	if [ $rc -eq 2 ] && grep -q 'bad --timeout-ms: 10 (1000 to ' "$out.stock.floor.log" &&
+	   ! [ -e "$dir/results.ktap" ]; then
+		pass "stock: --timeout-ms 10 refused before any boot, exit 2, the floor named"
+	else
+		fail "stock: --timeout-ms 10: exit $rc (see $out.stock.floor.log)"
+	fi
+	rc=0 dir=$out/stock-facts
+	rm -rf "$dir"
+	"$TOOLS/vm/vm.sh" --kernel stock --out "$dir" -- --facts "$false_facts" \
+		--case "$unsafe_case" >"$out.stock.facts.log" 2>&1 || rc=$?
+	verdict=$("$ktap" verdicts "$dir/results.ktap" 2>/dev/null |
+		awk -v c="$unsafe_case" '$2 == c { print $NF }') || verdict=''
+	if [ $rc -eq 4 ] && [ "$verdict" = skip ] &&
+	   grep -q "^# $unsafe_case: SKIP would deadlock" "$dir/results.ktap" &&
+	   ! grep -q '^# kernel wedged by' "$dir/results.ktap"; then
+		pass "stock: --facts calling $unsafe_case safe: skipped without --allow-deadlock"
+	else
+		fail "stock: --facts without --allow-deadlock: exit $rc," \
+			"$unsafe_case ${verdict:-no verdict} (see $out.stock.facts.log)"
+	fi
 }
 
 # prepare_kernel NAME: fetch or build the kernel NAME of the table, so that
@@ -176,5 +215,8 @@ for k in "${kernels[@]}"; do
 		fail "$k: KernelCI IDs that are no case's: ${foreign:-(see above)}"
 	fi
 done
+if [[ " ${kernels[*]} " == *" stock "* ]]; then
+	bounds_checks
+fi
 
 checks_summary

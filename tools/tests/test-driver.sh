@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # test-driver.sh - host tests of module_async.sh, the shell driver: usage
-# errors (a bad option or value, a missing value, a stray word) exit 2 before
+# errors (a bad option or value, a --timeout-ms below its floor, a missing
+# value, a stray word) exit 2 before
 # any prerequisite is looked at, --help and --list work anywhere, and a
 # missing prerequisite is a whole-suite SKIP (exit 4) with its reason as a
 # well-formed KTAP document. Nothing here loads a module:
@@ -111,6 +112,19 @@ check "unknown option: usage on stderr, nothing on stdout" usage_on_stderr_only
 run --timeout-ms soon
 check "bad --timeout-ms value: exit 2" test "$status" -eq 2
 
+# A bound below what an honest load takes is refused, naming the floor.
+names_the_floor()
+{
+	[ "$status" -eq 2 ] && grep -q "bad --timeout-ms: $1 (1000 to " "$tmp/err" &&
+		usage_on_stderr_only
+}
+
+for short in 1 10 999; do
+	run --timeout-ms "$short"
+	check "--timeout-ms $short, below the floor: exit 2, the floor named" \
+		names_the_floor "$short"
+done
+
 run --case no_such_case
 check "unknown case name: exit 2" test "$status" -eq 2
 
@@ -144,7 +158,7 @@ check "settings: the timeout covers every case failing on its bound" settings_bo
 run --modules-dir "$tmp/empty"
 check "missing prerequisite: whole-suite SKIP with a reason" is_skip_document
 
-run --modules-dir "$tmp/empty" --case async_init_completes --timeout-ms 500
+run --modules-dir "$tmp/empty" --case async_init_completes --timeout-ms 1000
 check "valid options, missing prerequisite: still a SKIP" is_skip_document
 
 rm "$tmp/module_async"
