@@ -537,7 +537,6 @@ EOF
 chmod +x "$suite/module_async.sh" "$suite/module_async"
 # The stand-in names its kernel as the runner does, with the runner's code.
 cat >"$tmp/kernel-identity.c" <<'EOF'
-// SPDX-License-Identifier: GPL-2.0
 #include <stdio.h>
 
 #include "diag.h"
@@ -556,7 +555,8 @@ int main(void)
 }
 EOF
 gcc -static -O2 -Wall -I"$TOP/lib" -o "$suite/kernel-identity" "$tmp/kernel-identity.c" \
-	"$TOP/lib/identity.c" "$TOP/lib/diag.c" || die "could not build the stand-in's kernel-identity"
+	"$TOP/lib/identity.c" "$TOP/lib/diag.c" ||
+	die "could not build the stand-in's kernel-identity"
 
 check_rc "mkinitramfs.sh builds an initramfs" 0 \
 	"$TOOLS/vm/mkinitramfs.sh" --kernel "$entry" --suite "$suite" --out "$tmp/initrd.gz"
@@ -867,12 +867,13 @@ log "die scenario: 1 boot in $took s"
 # result after the third, but the plan (--repeat's) wants five.
 "$suite/module_async" --list --scenario repeat >"$tmp/repeat.cases"
 for how in panic short; do
-	check_rc "vm-run.sh: the guest ends ($how) after every listed case but short of the plan: rc 3" \
-		3 "$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$tmp/initrd.gz" \
+	what="vm-run.sh: the guest ends ($how) after every listed case but short of the plan"
+	check_rc "$what: rc 3" 3 "$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$tmp/initrd.gz" \
 		--out "$tmp/out-$how" --accel tcg --timeout 60 --cases "$tmp/repeat.cases" -- \
 		--scenario repeat --then "$how"
 	grep -q 'after 3 results of 5 planned' "$tmp/rc.err" ||
-		not_ok "the error says how much of the plan arrived ($how)" "$(tail -n 3 "$tmp/rc.err")"
+		not_ok "the error says how much of the plan arrived ($how)" \
+			"$(tail -n 3 "$tmp/rc.err")"
 done
 
 # run_then_kill OUT WHAT: vm-run.sh on the repeat scenario (its guest hangs
@@ -936,8 +937,8 @@ want_id=$(bash -c '. "$1/lib.sh" && . "$1/vm/qemu.sh" &&
 	not_ok "the stock kernel has a build ID"
 printf '%040d\n' 0 >"$tmp/other/build-id"
 check_rc "vm-run.sh: another kernel than the entry's build-id exits 3" 3 \
-	"$TOOLS/vm/vm-run.sh" --kernel "$tmp/other" --initrd "$tmp/initrd.gz" --out "$tmp/out-other" \
-		--accel tcg
+	"$TOOLS/vm/vm-run.sh" --kernel "$tmp/other" --initrd "$tmp/initrd.gz" \
+		--out "$tmp/out-other" --accel tcg
 check "the error names both build IDs" \
 	grep -q "build ID $want_id .*not the one meant: build ID $(printf '%040d' 0)" "$tmp/rc.err"
 check "no verdicts taken from another kernel" \

@@ -91,8 +91,10 @@ if command -v ccache >/dev/null; then
 	for payload in old-kernel new-kernel; do
 		echo "$payload" >"$out/incbin/payload"
 		(cd "$out/incbin" && CCACHE_DIR=$out/incbin/store CCACHE_DEPEND=true \
-			"$TOOLS/kernel/ccache-cc" -MMD -c -o piggy.o piggy.S) >>"$out/incbin.log" 2>&1
-		objects+=$(objcopy -O binary -j .rodata "$out/incbin/piggy.o" /dev/stdout 2>/dev/null)
+			"$TOOLS/kernel/ccache-cc" -MMD -c -o piggy.o piggy.S) \
+			>>"$out/incbin.log" 2>&1
+		objects+=$(objcopy -O binary -j .rodata "$out/incbin/piggy.o" \
+			/dev/stdout 2>/dev/null)
 	done
 	if [ "$objects" = old-kernelnew-kernel ]; then
 		pass "ccache-cc: a changed .incbin file, its size the same, gives a new object"
@@ -174,12 +176,14 @@ for errno in EDEADLK=35 ENOMEM=12; do
 	sed "s/@ERRNO@/${errno%=*}/" >"$out/${errno%=*}.patch" <<'EOF'
 --- a/kernel/kmod.c
 +++ b/kernel/kmod.c
-@@ -135,3 +135,4 @@ int __request_module(bool wait, const char *fmt, ...)
+@@ -135,4 +135,5 @@ int __request_module(bool wait, const char *fmt, ...)
  	 */
 -	WARN_ON_ONCE(wait && current_is_async());
+-
 +	if (WARN_ON_ONCE(wait && current_is_async()))
 +		return -@ERRNO@;
- 
++
+ 	if (!modprobe_path[0])
 EOF
 	rc=0
 	make -s -C "$TOP" vm PATCH="$out/${errno%=*}.patch" \
