@@ -101,7 +101,7 @@
  */
 static const struct ma_case cases[] = {
 	{ "async_init_completes", SAFE, case_async_init_completes,
-	  MODULES("ma_async_init"), NULL },
+	  MODULES("ma_async_init", "ma_gate"), NULL },
 	{ "async_worker_init_completes", SAFE, case_async_worker_init_completes,
 	  MODULES("ma_worker_async"), NULL },
 	{ "plain_load_skips_unrelated_async", SAFE,
@@ -137,6 +137,11 @@ static const struct ma_case cases[] = {
 	{ "init_async_job_loads_module", UNSAFE,
 	  case_init_async_job_loads_module,
 	  MODULES("ma_init_request", "ma_nested"), NULL },
+	{ "chained_async_init_completes", SAFE,
+	  case_chained_async_init_completes, MODULES("ma_chained"), NULL },
+	{ "request_module_being_loaded_from_async", UNSAFE_IF_DURING_AWAITED,
+	  case_request_module_being_loaded_from_async,
+	  MODULES("ma_hold", "ma_request"), NULL },
 };
 
 /* Add the names of @list not in @set (NULL-ended, room for @max) to it. */
@@ -191,6 +196,8 @@ static const char *safety_name(enum safety safety)
 		return "safe";
 	case UNSAFE_IF_ALWAYS_SYNC:
 		return "unsafe-if-always-sync";
+	case UNSAFE_IF_DURING_AWAITED:
+		return "unsafe-if-during-awaited";
 	case UNSAFE:
 	default:
 		return "unsafe";
