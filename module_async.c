@@ -14,6 +14,28 @@
  * async_schedule() misses work the init hands to a worker, and still
  * deadlocks when the nested module uses async itself.
  *
+ * What a load (finit_module(), so modprobe) promises its caller, and the
+ * cases that hold each promise, each checked at the moment the load
+ * returns, never "eventually":
+ *  (a) every async call the init made is done when the load returns: made
+ *      by the init itself (async_init_completes, also beside an older held
+ *      job), by a worker or probe it started (async_worker_init_completes),
+ *      or chained from those calls (chained_async_init_completes); a nested
+ *      load's own (nested_async_load, init_async_job_loads_module);
+ *  (b) a load never waits for the async job that requested it
+ *      (request_module_from_async_*, elevator_switch_from_async,
+ *      request_module_twice_from_async, nested_async_load,
+ *      init_async_job_loads_module), unless that job was queued while the
+ *      load's own init ran (request_module_being_loaded_from_async: ok
+ *      with the 3.8 flag, a deadlock where such work is awaited);
+ *  (c) the kernel warns on a synchronous request from async
+ *      (warn_on_sync_request_from_async);
+ *  (d) async_probe skips the wait (async_probe_skips_unrelated_async,
+ *      request_module_from_async_async_probe);
+ *  (e) a load does not wait for async work unrelated to it, the 3.8 goal
+ *      (plain_load_skips_unrelated_async: a skip where every load waits
+ *      for all async work; unrelated_async_during_init).
+ *
  * Each case below checks one of these behaviours with the test modules in
  * modules/ and reports one KTAP line. An async job that must wait does so on
  * a gate (modules/ma_job.h) that this runner opens, so a policy can be
@@ -25,8 +47,10 @@
  * unloads run in child processes under a watchdog (lib/child.h). The policy
  * is named from facts so measured: which async work a load waits for (its
  * init's own, its init's worker's, unrelated work, and work queued before a
- * load whose init uses async) and whether async_probe skips that wait
- * ("# facts:", "# policy:"). Cases that would deadlock
+ * load whose init uses async), whether async_probe skips that wait, and
+ * whether a load returned with its own async work undone ("# facts:",
+ * "# policy:"); facts that contradict each other earn no policy's name and
+ * run no unsafe case. Cases that would deadlock
  * this kernel for good ("unsafe") run only where those facts say they
  * cannot, or with --allow-deadlock in a throw-away VM.
  *
