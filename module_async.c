@@ -20,7 +20,8 @@
  *  (a) every async call the init made is done when the load returns: made
  *      by the init itself (async_init_completes, also beside an older held
  *      job), by a worker or probe it started (async_worker_init_completes),
- *      or chained from those calls (chained_async_init_completes); a nested
+ *      or chained from those calls (chained_async_init_completes,
+ *      scsi_debug_disks_ready_on_return: a SCSI scan's disks); a nested
  *      load's own (nested_async_load, init_async_job_loads_module);
  *  (b) a load never waits for the async job that requested it
  *      (request_module_from_async_*, elevator_switch_from_async,
@@ -163,6 +164,9 @@ static const struct ma_case cases[] = {
 	  MODULES("ma_init_request", "ma_nested"), NULL },
 	{ "chained_async_init_completes", SAFE,
 	  case_chained_async_init_completes, MODULES("ma_chained"), NULL },
+	{ "scsi_debug_disks_ready_on_return", SAFE,
+	  case_scsi_debug_disks_ready_on_return, NULL,
+	  MODULES("sd_mod", "scsi_debug") },
 	{ "request_module_being_loaded_from_async", UNSAFE_IF_DURING_AWAITED,
 	  case_request_module_being_loaded_from_async,
 	  MODULES("ma_hold", "ma_request"), NULL },

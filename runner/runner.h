@@ -292,5 +292,6 @@ void case_request_module_twice_from_async(struct case_ctx *ctx);
 void case_init_async_job_loads_module(struct case_ctx *ctx);
 void case_chained_async_init_completes(struct case_ctx *ctx);
 void case_request_module_being_loaded_from_async(struct case_ctx *ctx);
+void case_scsi_debug_disks_ready_on_return(struct case_ctx *ctx);
 
 #endif /* MA_RUNNER_H */
