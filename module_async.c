@@ -122,7 +122,7 @@
  * The cases, in the order they run. Their names are an interface (CI
  * systems track results by name): exact, in this order. Each row names the
  * test modules its case loads and the kernel's own modules it may load
- * (several: the first that can be loaded here).
+ * (several: the first that can be loaded here; for the SCSI case, all).
  */
 static const struct ma_case cases[] = {
 	{ "async_init_completes", SAFE, case_async_init_completes,

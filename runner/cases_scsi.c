@@ -72,7 +72,7 @@ static bool dev_is_devtmpfs(void)
 	if (!f)
 		return false;
 	while (!found && fgets(line, sizeof(line), f))
-		found = strstr(line, " /dev devtmpfs ") != NULL;
+		found = strstr(line, " /dev devtmpfs ");
 	fclose(f);
 	return found;
 }
@@ -80,7 +80,7 @@ static bool dev_is_devtmpfs(void)
 void case_scsi_debug_disks_ready_on_return(struct case_ctx *ctx)
 {
 	struct suite *s = ctx->suite;
-	const char *sd_argv[] = { "modprobe", "sd_mod", NULL };
+	static const char * const sd_argv[] = { "modprobe", "sd_mod", NULL };
 	char reason[128], scan[16];
 	long long deadline;
 	struct child c;
