@@ -28,7 +28,7 @@
  *      request_module_twice_from_async, nested_async_load,
  *      init_async_job_loads_module), unless that job was queued while the
  *      load's own init ran (request_module_being_loaded_from_async: ok
- *      with the 3.8 flag, a deadlock where such work is awaited);
+ *      with the 3.8 flag; unsafe where such work is awaited);
  *  (c) the kernel warns on a synchronous request from async
  *      (warn_on_sync_request_from_async);
  *  (d) async_probe skips the wait (async_probe_skips_unrelated_async,

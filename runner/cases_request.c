@@ -358,12 +358,14 @@ void case_request_module_twice_from_async(struct case_ctx *ctx)
  * An async job queued while a module's init runs requests that module:
  * ma_hold's init holds on its gate while ma_request's job, queued by the
  * runner meanwhile, requests ma_hold; then the gate opens. The request
- * waits for the load under way (add_unformed_module() in 6.1, idempotent()
- * in 7.2) and must return 0 with ma_hold live. Where the load waits for the
- * async work queued while its init ran (always-sync: all of it; own-work:
- * its window, whoever queued it) it waits for the job that waits for it: a
- * deadlock (unsafe there). With the 3.8 flag the init used no async, so the
- * load does not wait, and the request returns.
+ * must return 0 and ma_hold be live. A finit_module() of ma_hold made
+ * meanwhile waits for the load under way (add_unformed_module() in 6.1,
+ * idempotent() in 7.2); where that load waits for the async work queued
+ * while its init ran (always-sync: all of it; own-work: its window, whoever
+ * queued it) it waits for the job: a deadlock, so the case is unsafe
+ * there. kmod's modprobe makes none: it finds ma_hold "coming" in
+ * /sys/module/ma_hold/initstate and exits 0 (seen on stock 6.1 and fixed).
+ * With the 3.8 flag the init used no async: the load does not wait.
  */
 void case_request_module_being_loaded_from_async(struct case_ctx *ctx)
 {
