@@ -14,6 +14,29 @@
  * async_schedule() misses work the init hands to a worker, and still
  * deadlocks when the nested module uses async itself.
  *
+ * What a load (finit_module(), so modprobe) promises its caller, and the
+ * cases that hold each promise, each checked at the moment the load
+ * returns, never "eventually":
+ *  (a) every async call the init made is done when the load returns: made
+ *      by the init itself (async_init_completes, also beside an older held
+ *      job), by a worker or probe it started (async_worker_init_completes),
+ *      or chained from those calls (chained_async_init_completes,
+ *      scsi_debug_disks_ready_on_return: a SCSI scan's disks); a nested
+ *      load's own (nested_async_load, init_async_job_loads_module);
+ *  (b) a load never waits for the async job that requested it
+ *      (request_module_from_async_*, elevator_switch_from_async,
+ *      request_module_twice_from_async, nested_async_load,
+ *      init_async_job_loads_module), unless that job was queued while the
+ *      load's own init ran (request_module_being_loaded_from_async: ok
+ *      with the 3.8 flag; unsafe where such work is awaited);
+ *  (c) the kernel warns on a synchronous request from async
+ *      (warn_on_sync_request_from_async);
+ *  (d) async_probe skips the wait (async_probe_skips_unrelated_async,
+ *      request_module_from_async_async_probe);
+ *  (e) a load does not wait for async work unrelated to it, the 3.8 goal
+ *      (plain_load_skips_unrelated_async: a skip where every load waits
+ *      for all async work; unrelated_async_during_init).
+ *
  * Each case below checks one of these behaviours with the test modules in
  * modules/ and reports one KTAP line. An async job that must wait does so on
  * a gate (modules/ma_job.h) that this runner opens, so a policy can be
@@ -25,8 +48,10 @@
  * unloads run in child processes under a watchdog (lib/child.h). The policy
  * is named from facts so measured: which async work a load waits for (its
  * init's own, its init's worker's, unrelated work, and work queued before a
- * load whose init uses async) and whether async_probe skips that wait
- * ("# facts:", "# policy:"). Cases that would deadlock
+ * load whose init uses async), whether async_probe skips that wait, and
+ * whether a load returned with its own async work undone ("# facts:",
+ * "# policy:"); facts that contradict each other earn no policy's name and
+ * run no unsafe case. Cases that would deadlock
  * this kernel for good ("unsafe") run only where those facts say they
  * cannot, or with --allow-deadlock in a throw-away VM.
  *
@@ -114,11 +139,11 @@
  * The cases, in the order they run. Their names are an interface (CI
  * systems track results by name): exact, in this order. Each row names the
  * test modules its case loads and the kernel's own modules it may load
- * (several: the first that can be loaded here).
+ * (several: the first that can be loaded here; for the SCSI case, all).
  */
 static const struct ma_case cases[] = {
 	{ "async_init_completes", SAFE, case_async_init_completes,
-	  MODULES("ma_async_init"), NULL },
+	  MODULES("ma_async_init", "ma_gate"), NULL },
 	{ "async_worker_init_completes", SAFE, case_async_worker_init_completes,
 	  MODULES("ma_worker_async"), NULL },
 	{ "plain_load_skips_unrelated_async", SAFE,
@@ -154,6 +179,14 @@ static const struct ma_case cases[] = {
 	{ "init_async_job_loads_module", UNSAFE,
 	  case_init_async_job_loads_module,
 	  MODULES("ma_init_request", "ma_nested"), NULL },
+	{ "chained_async_init_completes", SAFE,
+	  case_chained_async_init_completes, MODULES("ma_chained"), NULL },
+	{ "scsi_debug_disks_ready_on_return", SAFE,
+	  case_scsi_debug_disks_ready_on_return, NULL,
+	  MODULES("sd_mod", "scsi_debug") },
+	{ "request_module_being_loaded_from_async", UNSAFE_IF_DURING_AWAITED,
+	  case_request_module_being_loaded_from_async,
+	  MODULES("ma_hold", "ma_request"), NULL },
 };
 
 /* Add the names of @list not in @set (NULL-ended, room for @max) to it. */
@@ -208,6 +241,8 @@ static const char *safety_name(enum safety safety)
 		return "safe";
 	case UNSAFE_IF_ALWAYS_SYNC:
 		return "unsafe-if-always-sync";
+	case UNSAFE_IF_DURING_AWAITED:
+		return "unsafe-if-during-awaited";
 	case UNSAFE:
 	default:
 		return "unsafe";

@@ -95,6 +95,7 @@ static bool read_case_names(void)
 			return false;
 		if (strcmp(safety, "safe") &&
 		    strcmp(safety, "unsafe-if-always-sync") &&
+		    strcmp(safety, "unsafe-if-during-awaited") &&
 		    strcmp(safety, "unsafe"))
 			return false;
 		case_names[nr_cases] = case_name_buf[nr_cases];

@@ -3,7 +3,8 @@
  * The async job of a module_async test module, and its knobs.
  *
  * Every test module but ma_plain runs at most one async job per load (ma_gate
- * as many as "jobs" says, all alike, one gate for all), and the runner
+ * as many as "jobs" says, all alike, one gate for all; ma_chained a chain of
+ * two, the first held on a gate of its own), and the runner
  * (tools/testing/selftests/module_async/module_async.c) drives and observes
  * it through module parameters under /sys/module/<module>/parameters/. A
  * knob has one name, type, mode and meaning in every module, and is declared
@@ -17,9 +18,14 @@
  *              again once it is done, with the gate closed and the knobs
  *              below as at load
  *   open       (write 1, 0644) open the gate: a job held on it proceeds
+ *   open_first (write 1, 0644) open only the gate of a chain's first job,
+ *              which then queues the next job, held on the gate ("open"
+ *              opens both)
  *   started    (int, 0444) 1 once the job runs (and, if gated, waits on it)
  *   held       (int, 0444) how many jobs wait on the gate now
- *   done       (int, 0444) 1 once the job (every job) has finished
+ *   chained    (int, 0444) 1 once a job that another job queued runs
+ *   done       (int, 0444) 1 once the job (every job, the chained ones
+ *              too) has finished
  *   timed_out  (int, 0444) 1 if gate_ms expired before the gate was opened
  *   result     (int, 0444) what the job's work returned (0 or -errno)
  *
@@ -69,6 +75,7 @@
 
 struct ma_job {
 	struct completion gate;		/* opened by "open" or module exit */
+	struct completion first;	/* a chain's first job's: "open_first" */
 	struct completion finished;	/* the job's last statement ran */
 	unsigned int gate_ms;		/* bound of the wait on the gate */
 	unsigned int jobs;		/* how many ma_job_queue() queues */
@@ -76,6 +83,7 @@ struct ma_job {
 	atomic_t held;			/* jobs waiting on the gate now */
 	bool queued;			/* queued in this load (one shot) */
 	int started;
+	int chained;
 	int done;
 	int timed_out;
 	int result;
@@ -86,6 +94,7 @@ static void ma_job_fn(void *data, async_cookie_t cookie);
 
 static struct ma_job ma_job = {
 	.gate = COMPLETION_INITIALIZER(ma_job.gate),
+	.first = COMPLETION_INITIALIZER(ma_job.first),
 	.finished = COMPLETION_INITIALIZER(ma_job.finished),
 	.gate_ms = MA_GATE_MS_DEFAULT,
 	.jobs = 1,
@@ -107,19 +116,30 @@ static inline void ma_job_queue(void)
 	}
 }
 
+/*
+ * Queue one more job from a running job, with @data: counted among the jobs
+ * left, so that "done" waits for it too (a chain: ma_chained).
+ */
+static inline void ma_job_queue_next(void *data)
+{
+	atomic_inc(&ma_job.left);
+	__module_get(THIS_MODULE);
+	async_schedule(ma_job_fn, data);
+}
+
 /* First statement of every job. */
 static inline void ma_job_begin(void)
 {
 	WRITE_ONCE(ma_job.started, 1);
 }
 
-/* Hold the job until the gate opens or gate_ms expires. */
-static inline void ma_job_hold(void)
+/* Hold the job until @gate opens or gate_ms expires. */
+static inline void ma_job_hold_on(struct completion *gate)
 {
 	unsigned long left;
 
 	atomic_inc(&ma_job.held);
-	left = wait_for_completion_timeout(&ma_job.gate,
+	left = wait_for_completion_timeout(gate,
 					   msecs_to_jiffies(ma_job.gate_ms));
 	atomic_dec(&ma_job.held);
 	if (!left) {
@@ -127,6 +147,11 @@ static inline void ma_job_hold(void)
 		pr_warn("%s: gate not opened within %u ms, job released\n",
 			THIS_MODULE->name, ma_job.gate_ms);
 	}
+}
+
+static inline void ma_job_hold(void)
+{
+	ma_job_hold_on(&ma_job.gate);
 }
 
 /*
@@ -144,8 +169,10 @@ static inline void ma_job_end(int result)
 	module_put(THIS_MODULE);
 }
 
+/* Every gate: a chain's first job's, and the gate. */
 static inline void ma_gate_open(void)
 {
+	complete_all(&ma_job.first);
 	complete_all(&ma_job.gate);
 }
 
@@ -213,6 +240,29 @@ static const struct kernel_param_ops ma_open_ops __maybe_unused = {
 	.get = ma_open_get,
 };
 
+/* "open_first": as "open", for a chain's first job's gate only. */
+static inline int ma_open_first_set(const char *val,
+				    const struct kernel_param *kp)
+{
+	int ret;
+
+	ret = ma_knob_parse_1(val);
+	if (ret)
+		return ret;
+	complete_all(&ma_job.first);
+	return 0;
+}
+
+static inline int ma_open_first_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", completion_done(&ma_job.first));
+}
+
+static const struct kernel_param_ops ma_open_first_ops __maybe_unused = {
+	.set = ma_open_first_set,
+	.get = ma_open_first_get,
+};
+
 /*
  * "start": writing a true value queues the job; once it is done, again,
  * with a closed gate and the knobs as at load (the runner holds jobs again
@@ -234,8 +284,10 @@ static inline int ma_start_set(const char *val, const struct kernel_param *kp)
 		return -EBUSY;
 	if (ma_job.queued) {
 		reinit_completion(&ma_job.gate);
+		reinit_completion(&ma_job.first);
 		reinit_completion(&ma_job.finished);
 		WRITE_ONCE(ma_job.started, 0);
+		WRITE_ONCE(ma_job.chained, 0);
 		WRITE_ONCE(ma_job.done, 0);
 		WRITE_ONCE(ma_job.timed_out, 0);
 		WRITE_ONCE(ma_job.result, 0);
@@ -305,6 +357,10 @@ static const struct kernel_param_ops ma_held_ops __maybe_unused = {
 	module_param_cb(open, &ma_open_ops, NULL, 0644);		\
 	MODULE_PARM_DESC(open, "write 1 to let the held job finish")
 
+#define MA_KNOB_OPEN_FIRST()						\
+	module_param_cb(open_first, &ma_open_first_ops, NULL, 0644);	\
+	MODULE_PARM_DESC(open_first, "write 1 to let a chain's first job go on")
+
 #define MA_KNOB_STARTED()						\
 	module_param_named(started, ma_job.started, int, 0444);	\
 	MODULE_PARM_DESC(started, "1 once the job runs")
@@ -312,6 +368,10 @@ static const struct kernel_param_ops ma_held_ops __maybe_unused = {
 #define MA_KNOB_HELD()							\
 	module_param_cb(held, &ma_held_ops, NULL, 0444);		\
 	MODULE_PARM_DESC(held, "how many jobs wait on the gate now")
+
+#define MA_KNOB_CHAINED()						\
+	module_param_named(chained, ma_job.chained, int, 0444);		\
+	MODULE_PARM_DESC(chained, "1 once the job another job queued runs")
 
 #define MA_KNOB_DONE()							\
 	module_param_named(done, ma_job.done, int, 0444);		\

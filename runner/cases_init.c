@@ -14,13 +14,18 @@
 
 /*
  * Load the module of fact @id (FACT_OWN: ma_async_init, FACT_WORKER:
- * ma_worker_async), whose init leads to an async job held on a gate. The
- * load must be seen held while the job is (lib/tasks.h: blocked in
- * async_synchronize_*), and the job must be done (its "done" knob, read by
- * the loading child the moment finit_module() returned) when it returns
- * after the gate opened. What was seen is the fact (probe.c).
+ * ma_worker_async), whose init leads to an async job held on a gate;
+ * @older, if not NULL, is a module whose job, queued before the load, is
+ * held on its own gate. The load must be seen held while its job is
+ * (lib/tasks.h: blocked in async_synchronize_*), and the job must be done
+ * (its "done" knob, read by the loading child the moment finit_module()
+ * returned) when it returns after the gates opened: its own first, then,
+ * once its job is done, @older's (a kernel may wait for that one too).
+ * What was seen is the fact (probe.c): alone, own or worker; beside
+ * @older, a return with the job undone is fact undone.
  */
-void init_wait(struct case_ctx *ctx, enum fact_id id)
+static void init_wait_beside(struct case_ctx *ctx, enum fact_id id,
+			     const char *older)
 {
 	const char *module = id == FACT_OWN ? "ma_async_init" :
 					      "ma_worker_async";
@@ -69,8 +74,10 @@ void init_wait(struct case_ctx *ctx, enum fact_id id)
 	started_at = now_us();
 
 	if (status == CHILD_RUNNING && !started) {
-		/* A load that does not return once its gate opens is stuck. */
+		/* A load that does not return once its gates open is stuck. */
 		gate_open(module);
+		if (older)
+			gate_open(older);
 		log_knobs(module);
 		if (module_load_wait(&load, s->timeout_ms) == CHILD_RUNNING) {
 			child_describe(&load.child, "load");
@@ -101,6 +108,13 @@ void init_wait(struct case_ctx *ctx, enum fact_id id)
 			       "not started yet",
 		     load.child.report.has_value ? load.child.report.value :
 						   -1L);
+		if (older) {
+			fact_undone_seen(s, true);
+			verdict(ctx, KTAP_FAIL,
+				"the load returned while its async job was still running, %s's older one held",
+				older);
+			return;
+		}
 		fact_set(s, id, FACT_NO);
 		verdict(ctx, KTAP_FAIL,
 			"the load returned while its async job was still running");
@@ -112,6 +126,16 @@ void init_wait(struct case_ctx *ctx, enum fact_id id)
 
 	opened_at = now_us();
 	gate_open(module);
+	if (older) {
+		/* Its own job done, the load may still wait for @older's. */
+		if (job_wait_done(s, module))
+			log_knobs(module);
+		status = module_load_wait(&load, 0);
+		diag("its job done, the load %s while %s's older job is held",
+		     status == CHILD_RUNNING ? "is still running" : "returned",
+		     older);
+		gate_open(older);
+	}
 	status = module_load_wait(&load, s->timeout_ms);
 	if (status == CHILD_RUNNING) {
 		child_describe(&load.child, "load");
@@ -129,22 +153,66 @@ void init_wait(struct case_ctx *ctx, enum fact_id id)
 	diag("at its return: done=%ld, timed_out=%ld",
 	     load.child.report.has_value ? load.child.report.value : -1L,
 	     timed_out);
-	if (ret)
+	if (ret) {
 		verdict(ctx, KTAP_FAIL,
 			"loading %s failed: %s", module, strerror(-ret));
-	else if (!load.child.report.has_value || load.child.report.value != 1)
+	} else if (!load.child.report.has_value ||
+		   load.child.report.value != 1) {
+		if (older)
+			fact_undone_seen(s, true);
 		verdict(ctx, KTAP_FAIL,
 			"the load returned before its async job was done");
-	else if (timed_out)
+	} else if (timed_out) {
 		verdict(ctx, KTAP_FAIL,
 			"the job was released by its safety timeout, not by the gate");
-	else
+	} else if (older) {
+		fact_undone_seen(s, false);
+	} else {
 		fact_set(s, id, FACT_YES);
+	}
 }
 
+void init_wait(struct case_ctx *ctx, enum fact_id id)
+{
+	init_wait_beside(ctx, id, NULL);
+}
+
+/*
+ * ma_async_init's load alone, then beside ma_gate's job, queued before the
+ * load and held: a kernel must not take that older job, pending ahead of
+ * the load's own, for the sign that the load's own work is done.
+ */
 void case_async_init_completes(struct case_ctx *ctx)
 {
+	struct suite *s = ctx->suite;
+	long held;
+	int ret;
+
 	init_wait(ctx, FACT_OWN);
+	if (verdict_given(ctx))
+		return;
+	ret = module_unload("ma_async_init", s->timeout_ms);
+	if (ret) {
+		verdict(ctx, ret == -ETIMEDOUT ? KTAP_WEDGED : KTAP_FAIL,
+			"cannot unload ma_async_init: %s", strerror(-ret));
+		return;
+	}
+	ret = test_module_load(s, "ma_gate", NULL);
+	if (ret) {
+		fail_load(ctx, "ma_gate", ret);
+		return;
+	}
+	ret = job_start("ma_gate");
+	if (!ret)
+		ret = jobs_settle(s, "ma_gate", 1, &held);
+	if (ret) {
+		gate_open("ma_gate");
+		verdict(ctx, KTAP_FAIL, "cannot hold ma_gate's job: %s",
+			strerror(-ret));
+		return;
+	}
+	diag("again, beside ma_gate's job, queued first and held:");
+	init_wait_beside(ctx, FACT_OWN, "ma_gate");
 }
 
 void case_async_worker_init_completes(struct case_ctx *ctx)
@@ -277,4 +345,127 @@ void case_unrelated_async_during_init(struct case_ctx *ctx)
 		verdict(ctx, KTAP_FAIL,
 			"the load %s the unrelated job, unlike its policy",
 			expect == FACT_YES ? "did not wait for" : "waited for");
+}
+
+/*
+ * Wait, bounded, until ma_chained's second job runs (B, queued by the first
+ * once "open_first" let it go) and the load, woken by the first job's end,
+ * is seen held again in the sync; or until the load returns. LOAD_HELD,
+ * LOAD_RETURNED, or LOAD_RUNNING at the bound. Where the kernel shows no
+ * sleeps or stacks, a load still running HELD_AGAIN_MS after B began is
+ * held (a wake-up's time, under TCG too).
+ */
+#define HELD_AGAIN_MS		50
+
+static enum load_hold chain_held_again(struct suite *s,
+				       struct module_load *load, long before)
+{
+	long long deadline = now_us() + s->timeout_ms * 1000LL;
+	pid_t pid = load->child.pid;
+	long chained = 0, sleeps;
+	bool view = s->view != TASK_VIEW_NONE && before >= 0;
+
+	for (;;) {
+		if (module_load_wait(load, KNOB_POLL_STEP_MS) != CHILD_RUNNING)
+			return LOAD_RETURNED;
+		if (knob_read_long("ma_chained", "chained", &chained) ||
+		    !chained) {
+			if (now_us() >= deadline)
+				return LOAD_RUNNING;
+			continue;
+		}
+		if (!view)
+			return module_load_wait(load, HELD_AGAIN_MS) ==
+			       CHILD_RUNNING ? LOAD_HELD : LOAD_RETURNED;
+		if (!task_sleeps(pid, &sleeps) && sleeps > before &&
+		    task_waits_in(pid, SYNC_FUNCTIONS, s->view) == 1)
+			return LOAD_HELD;
+		if (now_us() >= deadline)
+			return LOAD_RUNNING;
+	}
+}
+
+/* Wait, bounded, for ma_chained's load, its gates open: false if wedged. */
+static bool chain_load_back(struct case_ctx *ctx, struct module_load *load)
+{
+	if (module_load_wait(load, ctx->suite->timeout_ms) != CHILD_RUNNING)
+		return true;
+	child_describe(&load->child, "load of ma_chained");
+	verdict(ctx, KTAP_WEDGED,
+		"the load of ma_chained did not return within %d ms of its gates opening",
+		ctx->suite->timeout_ms);
+	return false;
+}
+
+/*
+ * ma_chained's init queues job A, held; A, let go, queues job B, held.
+ * The load must be held while A is, still held while B is, and B done the
+ * moment it returns: the work an async call of the init chains is the
+ * init's too (a SCSI scan's disk probes). Safe on every kernel.
+ */
+void case_chained_async_init_completes(struct case_ctx *ctx)
+{
+	struct module_load load = { .knob_after = "done" };
+	struct suite *s = ctx->suite;
+	char path[PATH_MAX], params[64];
+	enum load_hold hold;
+	long before = -1, done = -1;
+	int ret;
+
+	ret = suite_view(s);
+	if (ret) {
+		verdict(ctx, ret == -ETIMEDOUT ? KTAP_WEDGED : KTAP_FAIL,
+			"cannot measure a baseline: %s", strerror(-ret));
+		return;
+	}
+	snprintf(params, sizeof(params), "gate_ms=%d", gate_ms(s));
+	load.path = path;
+	load.params = params;
+	ret = module_path(s, "ma_chained", path, sizeof(path));
+	if (!ret)
+		ret = module_load_start(&load);
+	if (ret) {
+		verdict(ctx, KTAP_FAIL, "cannot start loading ma_chained: %s",
+			strerror(-ret));
+		return;
+	}
+	ret = knob_wait_long("ma_chained", "started", 1, s->timeout_ms, NULL);
+	hold = ret ? LOAD_RUNNING : load_wait_held(s, &load, s->timeout_ms);
+	if (hold != LOAD_HELD) {
+		gate_open("ma_chained");
+		if (!chain_load_back(ctx, &load))
+			return;
+		verdict(ctx, KTAP_FAIL,
+			"the load %s while the init's job was held (done=%ld at return)",
+			hold == LOAD_RETURNED ? "returned" :
+			"was neither seen held nor returned",
+			load.child.report.has_value ? load.child.report.value : -1L);
+		return;
+	}
+	diag("the load is held while the init's job A is");
+
+	/* A, let go, queues B and ends: its end wakes the load. */
+	if (s->view != TASK_VIEW_NONE && task_sleeps(load.child.pid, &before))
+		before = -1;
+	knob_write("ma_chained", "open_first", "1");
+	hold = chain_held_again(s, &load, before);
+	knob_read_long("ma_chained", "done", &done);
+	diag("A let go: B %s, the load %s", done == 1 ? "done" : "not done",
+	     hold == LOAD_HELD ? "held again" : hold == LOAD_RETURNED ?
+	     "returned" : "neither returned nor was seen held again");
+	gate_open("ma_chained");
+	if (!chain_load_back(ctx, &load))
+		return;
+	ret = module_load_result(&load);
+	done = load.child.report.has_value ? load.child.report.value : -1L;
+	diag("at its return: done=%ld (B, the chained job)", done);
+	if (ret)
+		verdict(ctx, KTAP_FAIL, "loading ma_chained failed: %s",
+			strerror(-ret));
+	else if (done != 1)
+		verdict(ctx, KTAP_FAIL,
+			"the load returned while the job its init's job queued was held");
+	else if (hold != LOAD_HELD)
+		verdict(ctx, KTAP_FAIL,
+			"the load was not seen held while the chained job was");
 }

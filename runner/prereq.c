@@ -82,9 +82,15 @@ bool skip_if_unsafe(struct case_ctx *ctx)
 	if (!would_deadlock(s, ctx->c->safety))
 		return false;
 
-	if (s->facts[FACT_UNRELATED] == FACT_YES)
+	if (s->policy == POLICY_UNNAMED)
+		verdict(ctx, KTAP_SKIP,
+			"would deadlock unless the facts are right: they name no policy");
+	else if (s->facts[FACT_UNRELATED] == FACT_YES)
 		verdict(ctx, KTAP_SKIP,
 			"would deadlock: this kernel syncs all async work on module init");
+	else if (ctx->c->safety == UNSAFE_IF_DURING_AWAITED)
+		verdict(ctx, KTAP_SKIP,
+			"would deadlock: a load here waits for the async work queued while its init runs");
 	else if (ctx->c->safety == UNSAFE)
 		verdict(ctx, KTAP_SKIP,
 			"would deadlock: the nested module's load waits for the job loading it");

@@ -157,12 +157,13 @@ int load_beside_held_jobs(struct suite *s, const char *module,
 			  const char *params, unsigned int jobs,
 			  struct held_load *h)
 {
-	struct module_load load = { .params = params };
+	struct module_load load = { .params = params, .knob_after = "done" };
 	char path[PATH_MAX], gate_params[32];
 	long long opened;
 	int ret;
 
 	memset(h, 0, sizeof(*h));
+	h->own_done = -1;
 	ret = suite_view(s);
 	if (ret) {
 		diag("cannot measure a baseline: %s", strerror(-ret));
@@ -209,6 +210,9 @@ int load_beside_held_jobs(struct suite *s, const char *module,
 	}
 	h->result = module_load_result(&load);
 	h->load_us = child_elapsed_us(&load.child);
+	/* The moment it returned: was its own job, if it has one, done? */
+	if (!h->result && load.child.report.has_value)
+		h->own_done = load.child.report.value;
 	if (h->held)
 		h->after_open_us = load.child.report.end_us - opened;
 	diag("%s%s%s: load took %.1f ms, %s", module,
@@ -216,6 +220,9 @@ int load_beside_held_jobs(struct suite *s, const char *module,
 	     ms(h->load_us),
 	     h->held ? "held until the unrelated job's gate opened" :
 		       "while an unrelated async job was held");
+	if (h->own_done >= 0)
+		diag("its own async job %s at its return",
+		     h->own_done == 1 ? "done" : "not done");
 	if (h->held)
 		diag("it returned %.1f ms after the gate opened",
 		     ms(h->after_open_us));
@@ -244,6 +251,7 @@ static const char * const fact_names[NR_FACTS] = {
 	[FACT_OLDER] = "older",
 	[FACT_ASYNC_PROBE] = "async_probe",
 	[FACT_ASYNC_PROBE_KNOB] = "async_probe_knob",
+	[FACT_UNDONE] = "undone",
 };
 
 static const char *fact_value(enum fact value)
@@ -311,31 +319,56 @@ void fact_set(struct suite *s, enum fact_id id, enum fact value)
 }
 
 /*
+ * A load whose init queued async work returned, that work done (@undone
+ * false) or not: fact undone is yes once any such load returned with it
+ * undone, whatever else was measured; no while every one had it done.
+ */
+void fact_undone_seen(struct suite *s, bool undone)
+{
+	if (undone)
+		s->facts[FACT_UNDONE] = FACT_YES;
+	else if (s->facts[FACT_UNDONE] != FACT_YES)
+		s->facts[FACT_UNDONE] = FACT_NO;
+}
+
+/*
+ * Facts that cannot all be true: loads wait for their init's own async work
+ * (own=yes), yet one returned with it undone (undone=yes, measured beside
+ * an older job: a wait that took the older job for its own work). Such a
+ * kernel gets no policy's name, and no unsafe case runs on it.
+ */
+static bool facts_contradict(const struct suite *s)
+{
+	return s->facts[FACT_OWN] == FACT_YES &&
+	       s->facts[FACT_UNDONE] == FACT_YES;
+}
+
+/*
  * The policies with a name: what a load waits for in each (the facts
- * own, worker, unrelated, older), and whether it waits for async work an
- * unrelated task queues while the init runs ("during", an init without
- * async of its own: case unrelated_async_during_init).
+ * own, worker, unrelated, older, undone), and whether it waits for async
+ * work an unrelated task queues while the init runs ("during", an init
+ * without async of its own: case unrelated_async_during_init).
  */
 static const struct {
 	enum policy policy;
 	const char *name;
-	enum fact own, worker, unrelated, older, during;
+	enum fact own, worker, unrelated, older, undone, during;
 } policies[] = {
 	/* 5.17 and later, and before 3.8: all async work */
 	{ POLICY_ALWAYS_SYNC, "always-sync",
-	  FACT_YES, FACT_YES, FACT_YES, FACT_YES, FACT_YES },
+	  FACT_YES, FACT_YES, FACT_YES, FACT_YES, FACT_NO, FACT_YES },
 	/* 3.8 to 5.16: all of it if the loading task used async (the flag) */
 	{ POLICY_SKIP_IF_UNUSED, "skip-if-unused",
-	  FACT_YES, FACT_NO, FACT_NO, FACT_YES, FACT_NO },
+	  FACT_YES, FACT_NO, FACT_NO, FACT_YES, FACT_NO, FACT_NO },
 	/* no sync in do_init_module() at all */
 	{ POLICY_NEVER_SYNC, "never-sync",
-	  FACT_NO, FACT_NO, FACT_NO, FACT_NO, FACT_NO },
+	  FACT_NO, FACT_NO, FACT_NO, FACT_NO, FACT_YES, FACT_NO },
 	/*
 	 * The work queued from just before the init to its return, by any
 	 * task (tools/kernel/patches/fixed/): none queued before the load.
 	 */
 	{ POLICY_OWN_WORK, "own-work",
-	  FACT_YES, FACT_YES, FACT_NO, FACT_NO, FACT_YES },
+	  FACT_YES, FACT_YES, FACT_NO, FACT_NO, FACT_NO, FACT_YES },
 };
 
 /* Is @module's load, with @params, beside a held job held? */
@@ -352,6 +385,8 @@ static enum fact unrelated_awaited(struct case_ctx *ctx, const char *module,
 				ctx->suite->timeout_ms);
 		return FACT_UNKNOWN;
 	}
+	if (h.own_done >= 0)
+		fact_undone_seen(ctx->suite, h.own_done != 1);
 	return h.held ? FACT_YES : FACT_NO;
 }
 
@@ -406,6 +441,14 @@ static void measure(struct case_ctx *ctx, enum fact_id id)
 	case FACT_OLDER:
 		/* Held past its own job's end: by ma_gate's. */
 		s->facts[id] = unrelated_awaited(ctx, "ma_async_init", NULL);
+		break;
+	case FACT_UNDONE:
+		/*
+		 * Seen by every load whose own job's "done" is read at its
+		 * return (the measure of older, async_init_completes):
+		 * measured here only if none did.
+		 */
+		unrelated_awaited(ctx, "ma_async_init", NULL);
 		break;
 	case FACT_ASYNC_PROBE:
 	case FACT_ASYNC_PROBE_KNOB:
@@ -463,11 +506,14 @@ void suite_probe_policy(struct case_ctx *ctx)
 		diag("policy: unknown");
 		return;
 	}
+	if (facts_contradict(s))
+		diag("facts contradict: own=yes, undone=yes: no policy named, no unsafe case run");
 	for (i = 0; i < ARRAY_SIZE(policies); i++) {
 		if (f[FACT_OWN] == policies[i].own &&
 		    f[FACT_WORKER] == policies[i].worker &&
 		    f[FACT_UNRELATED] == policies[i].unrelated &&
-		    f[FACT_OLDER] == policies[i].older) {
+		    f[FACT_OLDER] == policies[i].older &&
+		    f[FACT_UNDONE] == policies[i].undone) {
 			s->policy = policies[i].policy;
 			diag("policy: %s", policies[i].name);
 			return;
@@ -482,12 +528,19 @@ void suite_probe_policy(struct case_ctx *ctx)
  * async job (UNSAFE_IF_ALWAYS_SYNC) does where a load waits for async work
  * it did not start; the nested one (UNSAFE), whose module's init uses
  * async, also where such a load waits for work queued before it began
- * (older: the job loading it). An unknown fact is a yes.
+ * (older: the job loading it). A request for a module from a job queued
+ * while that module's init runs (UNSAFE_IF_DURING_AWAITED) does where the
+ * load waits for such work (the named policy's "during"). An unknown fact
+ * is a yes; so are facts that contradict each other.
  */
 bool would_deadlock(const struct suite *s, enum safety safety)
 {
 	if (safety == SAFE)
 		return false;
+	if (facts_contradict(s))
+		return true;
+	if (safety == UNSAFE_IF_DURING_AWAITED)
+		return policy_awaits_during_init(s) != FACT_NO;
 	if (s->facts[FACT_UNRELATED] != FACT_NO)
 		return true;
 	return safety == UNSAFE && s->facts[FACT_OLDER] != FACT_NO;

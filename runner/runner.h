@@ -37,6 +37,7 @@
 enum safety {
 	SAFE,			/* safe on every kernel */
 	UNSAFE_IF_ALWAYS_SYNC,	/* deadlocks where init syncs all async work */
+	UNSAFE_IF_DURING_AWAITED,	/* where it syncs work queued during it */
 	UNSAFE,			/* deadlocks under either policy */
 };
 
@@ -70,6 +71,7 @@ enum fact_id {
 	FACT_OLDER,		/* ... and by a load whose init uses async */
 	FACT_ASYNC_PROBE,	/* the async_probe option skips that wait */
 	FACT_ASYNC_PROBE_KNOB,	/* module.async_probe=1 skips it */
+	FACT_UNDONE,		/* a load returned, its init's async work undone */
 	NR_FACTS,
 };
 
@@ -199,6 +201,7 @@ struct held_load {
 	long long after_open_us;	/* gate opening to the load's return */
 	int result;		/* the load's outcome */
 	long jobs_held;		/* jobs waiting on the gate as the load began */
+	long own_done;		/* its own job's "done" at its return; -1: none */
 };
 
 /* What the baseline and the policy probe load, besides the cases. */
@@ -215,6 +218,7 @@ int load_beside_held_jobs(struct suite *s, const char *module,
 void suite_probe_policy(struct case_ctx *ctx);
 int facts_parse(struct suite *s, const char *arg);
 void fact_set(struct suite *s, enum fact_id id, enum fact value);
+void fact_undone_seen(struct suite *s, bool undone);
 bool would_deadlock(const struct suite *s, enum safety safety);
 enum fact policy_awaits_during_init(const struct suite *s);
 
@@ -290,5 +294,8 @@ void case_warn_on_sync_request_from_async(struct case_ctx *ctx);
 void case_unrelated_async_during_init(struct case_ctx *ctx);
 void case_request_module_twice_from_async(struct case_ctx *ctx);
 void case_init_async_job_loads_module(struct case_ctx *ctx);
+void case_chained_async_init_completes(struct case_ctx *ctx);
+void case_request_module_being_loaded_from_async(struct case_ctx *ctx);
+void case_scsi_debug_disks_ready_on_return(struct case_ctx *ctx);
 
 #endif /* MA_RUNNER_H */
