@@ -173,18 +173,14 @@ verdicts_of "$TOP/build/vm/vanilla+patches/results.ktap" vanilla "PATCH=" "$rc"
 piggy=$(cache_dir)/build/tree/${src61_kver}-vanilla/obj/arch/x86/boot/compressed/piggy.S
 sizes=()
 for errno in EDEADLK=35 ENOMEM=12; do
-	sed "s/@ERRNO@/${errno%=*}/" >"$out/${errno%=*}.patch" <<'EOF'
---- a/kernel/kmod.c
-+++ b/kernel/kmod.c
-@@ -135,4 +135,5 @@ int __request_module(bool wait, const char *fmt, ...)
- 	 */
--	WARN_ON_ONCE(wait && current_is_async());
--
-+	if (WARN_ON_ONCE(wait && current_is_async()))
-+		return -@ERRNO@;
-+
- 	if (!modprobe_path[0])
-EOF
+	# The candidate, made from the source itself: its WARN_ON_ONCE returns.
+	warn='^\tWARN_ON_ONCE(wait && current_is_async());$'
+	ret='\tif (WARN_ON_ONCE(wait \&\& current_is_async()))\n\t\treturn -'${errno%=*}';'
+	sed "s/$warn/$ret/" "$src61/kernel/kmod.c" >"$out/kmod.c"
+	rc=0
+	diff -u --label a/kernel/kmod.c --label b/kernel/kmod.c "$src61/kernel/kmod.c" \
+		"$out/kmod.c" >"$out/${errno%=*}.patch" || rc=$?
+	[ "$rc" -eq 1 ] || die "no WARN_ON_ONCE to change in $src61/kernel/kmod.c"
 	rc=0
 	make -s -C "$TOP" vm PATCH="$out/${errno%=*}.patch" \
 		SUITE_ARGS="--case request_module_from_async_async_probe" \
