@@ -363,8 +363,9 @@ void case_request_module_twice_from_async(struct case_ctx *ctx)
  * idempotent() in 7.2); where that load waits for the async work queued
  * while its init ran (always-sync: all of it; own-work: its window, whoever
  * queued it) it waits for the job: a deadlock, so the case is unsafe
- * there. kmod's modprobe makes none: it finds ma_hold "coming" in
- * /sys/module/ma_hold/initstate and exits 0 (seen on stock 6.1 and fixed).
+ * there. The modprobe that request_module() runs makes that finit_module()
+ * and sleeps in it (interruptibly) while the runner's load of ma_hold waits
+ * for the job: a TIMEOUT on stock 5.10, 6.1 and 7.2 with deadlocks allowed.
  * With the 3.8 flag the init used no async: the load does not wait.
  */
 void case_request_module_being_loaded_from_async(struct case_ctx *ctx)
