@@ -96,7 +96,7 @@ timeouts_without_cycle()
 	timeouts "$1" | while read -r name; do
 		want='^# wait-for cycle: async job '
 		[ "$name" != "$cycle_unread" ] ||
-			want='^# wait-for cycle: none seen: .* waits for async work, but was not started'
+			want='^# wait-for cycle: none seen: .* waits for async work, but was not'
 		# grep reads it all: a -q that stops early could kill the
 		# reader with SIGPIPE, a false "no cycle" under pipefail.
 		"$ktap" diag "$name" "$1" | grep -- "$want" >/dev/null ||
