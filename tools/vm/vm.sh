@@ -291,13 +291,15 @@ run_name()
 run_name
 out=${out:-$TOP/build/vm/$name}
 
-# The cache and the results directory, before any work: one that cannot be
-# written is the host's failure (exit 3), not a case's.
+# The packages first: a user who cannot install them is told the apt-get
+# command, and nothing is made.  Then the cache and the results directory,
+# before any other work: one that cannot be written is the host's failure
+# (exit 3), not a case's.
+"$TOOLS/deps.sh" || die "missing packages"
 cache_ready
 err=$(mkdir -p -- "$out" 2>&1) || die "cannot make the results directory $out: ${err##*: }"
 [ -w "$out" ] || die "cannot write to the results directory $out (read-only?)"
 
-"$TOOLS/deps.sh" || die "missing packages"
 # Installed is not on PATH: said before anything is fetched or built.
 [ "$prepare" = 1 ] || need_cmd qemu-system-x86_64
 # Downloads of runs that were killed (SIGKILL leaves them) go now.
