@@ -50,7 +50,7 @@ static void ktap_skip(const char *name, const char *reason)
 }
 
 /*
- * A failure's cause, "# <case>: FAIL|TIMEOUT <reason>", just after its
+ * A failure's cause, "# <case>: FAIL|TIMEOUT|XFAIL <reason>", just after its
  * result: a lab's log of a case holds the lines after its result line,
  * the evidence before it holds the same line among the rest.
  */
@@ -59,6 +59,14 @@ static void ktap_cause(const char *name, const char *keyword,
 {
 	if (reason[0])
 		ksft_print_msg("%s: %s %s\n", name, keyword, reason);
+}
+
+/* A known failure, expected: "ok", its reason just after as a failure's. */
+static void ktap_xfail(const char *name, const char *reason)
+{
+	ksft_inc_xfail_cnt();
+	printf("ok %u %s # XFAIL\n", ksft_test_num(), name);
+	ktap_cause(name, "XFAIL", reason);
 }
 
 /* The bound in seconds, as short as it is exact: "10s", "2.5s". */
@@ -93,6 +101,11 @@ void ktap_result(const char *name, const struct ktap_verdict *v)
 		break;
 	case KTAP_SKIP:
 		ktap_skip(name, v->reason);
+		break;
+	case KTAP_XFAIL:
+		if (v->reason[0])
+			ktap_diag(v->reason);
+		ktap_xfail(name, v->reason);
 		break;
 	}
 	if (wedged_by[0] && !wedge_announced) {
@@ -131,7 +144,8 @@ void ktap_exit(void)
 {
 	if (ksft_get_fail_cnt() || ksft_get_error_cnt())
 		ksft_exit_fail();
-	if (ksft_get_pass_cnt() || !ksft_get_xskip_cnt())
+	if (ksft_get_pass_cnt() || ksft_get_xfail_cnt() ||
+	    !ksft_get_xskip_cnt())
 		ksft_exit_pass();
 	ksft_print_cnts();
 	exit(KSFT_SKIP);

@@ -11,9 +11,14 @@
  * and for a failure the evidence, then
  *   not ok N <case> # TIMEOUT <bound>s
  *   # <case>: TIMEOUT <reason>
- * (FAIL likewise, without the directive). kselftest.h of 6.1 prints a skip
- * without the test's name ("ok N # SKIP reason"), so skips are printed
- * here, and counted as kselftest.h counts them.
+ * (FAIL likewise, without the directive). A known failure of the kernel
+ * under test, expected where it is seen, is KTAP's XFAIL: not a failure of
+ * the run, and not hidden either (kselftest.h counts it as "xfail:"):
+ *   ok N <case> # XFAIL
+ *   # <case>: XFAIL <reason>
+ * kselftest.h of 6.1 prints a skip or an XFAIL without the test's name
+ * ("ok N # SKIP reason"), so both are printed here, and counted as
+ * kselftest.h counts them.
  *
  * A case can wedge the kernel for good: after a genuine deadlock every
  * later module load and unload hangs. Its TIMEOUT is followed by
@@ -35,12 +40,13 @@ enum ktap_kind {
 	KTAP_TIMEOUT,		/* a load or job did not end within bound_ms */
 	KTAP_WEDGED,		/* a TIMEOUT the kernel does not come back from */
 	KTAP_SKIP,
+	KTAP_XFAIL,		/* a known failure of this kernel, expected */
 };
 
 struct ktap_verdict {
 	enum ktap_kind kind;
 	int bound_ms;		/* KTAP_TIMEOUT: the bound that expired */
-	char reason[256];	/* FAIL, TIMEOUT: a "#" line; SKIP: the reason */
+	char reason[256];	/* FAIL, TIMEOUT, XFAIL: a "#" line; SKIP: the reason */
 };
 
 /* "TAP version 13" and the plan. */
@@ -78,7 +84,10 @@ const char *ktap_wedged_by(void);
  */
 bool ktap_may_run(const char *name);
 
-/* Totals, then exit 1 if a case failed, 4 if all skipped, else 0. */
+/*
+ * Totals, then exit 1 if a case failed, 4 if all skipped, else 0 (an
+ * XFAIL is no failure).
+ */
 void ktap_exit(void) __noreturn;
 
 #endif /* MA_KTAP_H */

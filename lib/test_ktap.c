@@ -125,6 +125,41 @@ TEST(ktap_timeout_without_a_wedge_lets_the_run_go_on)
 	EXPECT_STREQ("", answer);
 }
 
+static void run_an_xfail(const void *unused)
+{
+	struct ktap_verdict xfail = {
+		.kind = KTAP_XFAIL,
+		.reason = "tasks could not be frozen: the load sleeps",
+	};
+	struct ktap_verdict skip = { .kind = KTAP_SKIP, .reason = "not here" };
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	ktap_begin(2);
+	ktap_result("known", &xfail);
+	ktap_result("other", &skip);
+	ktap_exit();
+}
+
+/*
+ * A known failure, expected: "ok N <case> # XFAIL", its reason beside it,
+ * counted as kselftest.h counts it; no failure of the run, even beside
+ * skips alone (exit 0, not 4).
+ */
+TEST(ktap_xfail_is_ok_counted_and_named)
+{
+	static const char * const cases[] = { "known", "other" };
+	static char out[4096];
+
+	EXPECT_EQ(0, run_captured(run_an_xfail, NULL, out, sizeof(out)));
+	ktap_check(_metadata, out, cases, ARRAY_SIZE(cases));
+	ktap_expect_result(_metadata, out, "known", "xfail", "XFAIL",
+			   "tasks could not be frozen: the load sleeps");
+	ktap_expect_result(_metadata, out, "other", "skip", "SKIP", "not here");
+	EXPECT_NE(NULL, strstr(out, "ok 1 known # XFAIL\n"
+				    "# known: XFAIL tasks could not be frozen: the load sleeps\n"));
+	EXPECT_NE(NULL, strstr(out, "# Totals: pass:0 fail:0 xfail:1 xpass:0 skip:1 error:0\n"));
+}
+
 static void run_a_whole_suite_skip(const void *unused)
 {
 	exit(ktap_skip_all("must be run as root"));

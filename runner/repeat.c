@@ -66,6 +66,8 @@ static const char *kind_name(enum ktap_kind kind)
 		return "not ok";
 	case KTAP_TIMEOUT:
 		return "timeout";
+	case KTAP_XFAIL:
+		return "xfail";
 	case KTAP_SKIP:
 	default:
 		return "skip";
@@ -133,7 +135,7 @@ void repeat_compare(struct case_ctx *ctx, size_t idx, unsigned int k)
 	if (shown(kind) == shown(first_kind[idx]))
 		return;
 	differed++;
-	if (kind == KTAP_PASS || kind == KTAP_SKIP) {
+	if (kind == KTAP_PASS || kind == KTAP_SKIP || kind == KTAP_XFAIL) {
 		if (ctx->verdict.reason[0])
 			diag("%s", ctx->verdict.reason);
 		verdict(ctx, KTAP_FAIL,

@@ -87,7 +87,7 @@ function bad(why) {
 		for (j = 1; j <= n; j++) {
 			if ($1 == "status" && cell[j] !~ /^[0-9]+$/) bad("status: bad cell " $i)
 			if ($1 != "status" && $1 != "policy" &&
-			    cell[j] !~ /^(ok|not-ok|skip|timeout|error)$/)
+			    cell[j] !~ /^(ok|not-ok|skip|xfail|timeout|error)$/)
 				bad($1 ": bad verdict " $i)
 		}
 	}

@@ -22,7 +22,7 @@ usage: $PROG [--status N] RESULTS.ktap EXPECTED
        $PROG --summary RESULTS.ktap
 
 EXPECTED holds one "<case> <verdict>" line a case, verdict one of
-ok, not-ok, skip, timeout, error; optionally "policy <name>" (the
+ok, not-ok, skip, xfail, timeout, error; optionally "policy <name>" (the
 "# policy:" diagnostic line) and "status <N>" (checked against the
 exit status given by --status). Lines starting with # are comments.
 tools/expected/expected.sh column KERNEL prints a kernel's.

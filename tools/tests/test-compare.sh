@@ -39,16 +39,19 @@ status 0
 alpha ok
 beta skip
 gamma timeout
+delta xfail
 EOF
 
 good='TAP version 13
-1..3
+1..4
 # policy: always-sync
 ok 1 alpha
 ok 2 beta # SKIP policy always-sync
 # stack: foo
 not ok 3 gamma # TIMEOUT 10s
-# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:1 error:0'
+ok 4 delta # XFAIL
+# delta: XFAIL a known failure
+# Totals: pass:1 fail:1 xfail:1 xpass:0 skip:1 error:0'
 
 # expect <accept|reject> <what> <exit status> <document>
 expect()
@@ -74,12 +77,14 @@ expect accept "KTAP version 1 header" 0 "${good/TAP version 13/KTAP version 1}"
 expect reject "wrong verdict" 0 "${good/ok 1 alpha/not ok 1 alpha}"
 expect reject "skip taken for ok" 0 "${good/ # SKIP policy always-sync/}"
 expect reject "timeout taken for plain failure" 0 "${good/ # TIMEOUT 10s/}"
+expect reject "ok taken for an expected failure" 0 "${good/ # XFAIL/}"
+expect reject "an expected failure taken for ok" 0 "${good/ok 1 alpha/ok 1 alpha # XFAIL}"
 expect reject "missing case" 0 "${good/ok 2 beta # SKIP policy always-sync/}"
 expect reject "case twice" 0 "$good
 ok 4 alpha"
-expect reject "unknown case" 0 "${good/alpha/delta}"
-expect reject "plan mismatch" 0 "${good/1..3/1..4}"
-expect reject "no plan" 0 "${good/1..3/}"
+expect reject "unknown case" 0 "${good/alpha/epsilon}"
+expect reject "plan mismatch" 0 "${good/1..4/1..5}"
+expect reject "no plan" 0 "${good/1..4/}"
 expect reject "no version line" 0 "${good/TAP version 13/}"
 expect reject "misnumbered" 0 "${good/ok 2 beta/ok 5 beta}"
 expect reject "wrong policy" 0 "${good/policy: always-sync/policy: skip-if-unused}"

@@ -5,7 +5,7 @@
 #
 # On Debian's stock kernel: make vm's verdicts (its KTAP, through the KTAP
 # reader) and the results LAVA recorded (tools/lava/lava.sh) must agree
-# case by case: ok is pass, SKIP skip, not ok (TIMEOUT and ERROR too) fail,
+# case by case: ok (XFAIL too) is pass, SKIP skip, not ok (TIMEOUT and ERROR too) fail,
 # and no case recorded or missed by one side only.  With deadlocks
 # allowed, the case that wedges the kernel (the first "timeout" of the
 # expected table's stock column with deadlocks allowed) is a recorded fail,
@@ -60,7 +60,8 @@ check()
 # as_lava: make vm's verdicts ("<n> <case> <verdict>") as LAVA's results.
 as_lava()
 {
-	awk '{ r = $3 == "ok" ? "pass" : $3 == "skip" ? "skip" : "fail"; print $2, r }'
+	awk '{ r = $3 == "ok" || $3 == "xfail" ? "pass" : $3 == "skip" ? "skip" : "fail"
+		print $2, r }'
 }
 
 # ---- bad usage ------------------------------------------------------------
