@@ -60,6 +60,22 @@ int sysfs_read(const char *path, char *buf, size_t len)
 	return 0;
 }
 
+int sysfs_read_selected(const char *path, char *buf, size_t len)
+{
+	char line[256], *open, *close;
+	int ret = sysfs_read(path, line, sizeof(line));
+
+	if (ret)
+		return ret;
+	open = strchr(line, '[');
+	close = open ? strchr(open, ']') : NULL;
+	if (!close)
+		return -EINVAL;
+	*close = '\0';
+	snprintf(buf, len, "%s", open + 1);
+	return 0;
+}
+
 int sysfs_write(const char *path, const char *value)
 {
 	size_t len = strlen(value);

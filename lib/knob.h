@@ -47,4 +47,11 @@ int knob_wait_long(const char *module, const char *knob, long want,
 int sysfs_read(const char *path, char *buf, size_t len);
 int sysfs_write(const char *path, const char *value);
 
+/*
+ * The choice in force of a sysfs file that lists every choice, that one in
+ * brackets ("none [kyber] bfq": "kyber"); 0, -errno, or -EINVAL if none
+ * is bracketed.
+ */
+int sysfs_read_selected(const char *path, char *buf, size_t len);
+
 #endif /* MA_KNOB_H */

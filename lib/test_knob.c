@@ -86,6 +86,18 @@ TEST_F(knobs, non_numbers_and_missing_knobs_are_errors)
 	EXPECT_EQ(-ENOENT, knob_write("ma_gone", "open", "1"));
 }
 
+/* The choice in brackets, as a scheduler or pm_test lists it. */
+TEST_F(knobs, the_selected_choice_is_the_bracketed_one)
+{
+	char buf[16];
+
+	write_file(self->path, "none [freezer] devices\n");
+	ASSERT_EQ(0, sysfs_read_selected(self->path, buf, sizeof(buf)));
+	EXPECT_STREQ("freezer", buf);
+	write_file(self->path, "none freezer\n");
+	EXPECT_EQ(-EINVAL, sysfs_read_selected(self->path, buf, sizeof(buf)));
+}
+
 TEST_F(knobs, wait_times_out_on_a_knob_that_never_changes)
 {
 	long last = 99;

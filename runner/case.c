@@ -159,6 +159,32 @@ int job_wait_done(struct suite *s, const char *module)
 }
 
 /*
+ * Load ma_gate and hold its job on the gate: true, or false with the
+ * case's verdict given.
+ */
+bool gate_job_held(struct case_ctx *ctx)
+{
+	struct suite *s = ctx->suite;
+	long held;
+	int ret = test_module_load(s, "ma_gate", NULL);
+
+	if (ret) {
+		fail_load(ctx, "ma_gate", ret);
+		return false;
+	}
+	ret = job_start("ma_gate");
+	if (!ret)
+		ret = jobs_settle(s, "ma_gate", 1, &held);
+	if (ret) {
+		gate_open("ma_gate");
+		verdict(ctx, KTAP_FAIL, "cannot hold ma_gate's job: %s",
+			strerror(-ret));
+		return false;
+	}
+	return true;
+}
+
+/*
  * How a held load is seen, found once a run and said in a "#" line: by its
  * stack or wchan; where neither can be read, by its time (the baseline's
  * multiple, probe.c). 0, or -errno if that baseline cannot be measured.

@@ -33,24 +33,6 @@ static bool elevator_of(const char *module, char *buf, size_t len)
 	return true;
 }
 
-/* The active scheduler: the name in brackets in "none [kyber] bfq". */
-static int scheduler_active(const char *path, char *buf, size_t len)
-{
-	char line[256], *open, *close;
-	int ret;
-
-	ret = sysfs_read(path, line, sizeof(line));
-	if (ret)
-		return ret;
-	open = strchr(line, '[');
-	close = open ? strchr(open, ']') : NULL;
-	if (!close)
-		return -EINVAL;
-	*close = '\0';
-	snprintf(buf, len, "%s", open + 1);
-	return 0;
-}
-
 /* Make sure nullb0 exists, loading null_blk with modprobe if needed. */
 static bool null_blk_ready(struct case_ctx *ctx, const char *path)
 {
@@ -115,7 +97,7 @@ void case_elevator_switch_from_async(struct case_ctx *ctx)
 		 NULL_BLK_DISK);
 	if (!null_blk_ready(ctx, path))
 		return;
-	ret = scheduler_active(path, saved, sizeof(saved));
+	ret = sysfs_read_selected(path, saved, sizeof(saved));
 	if (ret) {
 		verdict(ctx, KTAP_FAIL,
 			"cannot read %s: %s", path, strerror(-ret));
@@ -147,7 +129,7 @@ void case_elevator_switch_from_async(struct case_ctx *ctx)
 		return;
 	}
 	knob_read_long("ma_elv", "result", &result);
-	ret = scheduler_active(path, active, sizeof(active));
+	ret = sysfs_read_selected(path, active, sizeof(active));
 	diag("%s: %s -> %s from an async job: result %ld, active now: %s",
 	     NULL_BLK_DISK, saved, elevator, result, ret ? "?" : active);
 	if (result)

@@ -185,7 +185,6 @@ void init_wait(struct case_ctx *ctx, enum fact_id id)
 void case_async_init_completes(struct case_ctx *ctx)
 {
 	struct suite *s = ctx->suite;
-	long held;
 	int ret;
 
 	init_wait(ctx, FACT_OWN);
@@ -197,20 +196,8 @@ void case_async_init_completes(struct case_ctx *ctx)
 			"cannot unload ma_async_init: %s", strerror(-ret));
 		return;
 	}
-	ret = test_module_load(s, "ma_gate", NULL);
-	if (ret) {
-		fail_load(ctx, "ma_gate", ret);
+	if (!gate_job_held(ctx))
 		return;
-	}
-	ret = job_start("ma_gate");
-	if (!ret)
-		ret = jobs_settle(s, "ma_gate", 1, &held);
-	if (ret) {
-		gate_open("ma_gate");
-		verdict(ctx, KTAP_FAIL, "cannot hold ma_gate's job: %s",
-			strerror(-ret));
-		return;
-	}
 	diag("again, beside ma_gate's job, queued first and held:");
 	init_wait_beside(ctx, FACT_OWN, "ma_gate");
 }

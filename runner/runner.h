@@ -173,6 +173,7 @@ bool test_load_back(struct case_ctx *ctx, struct test_load *t,
 int gate_open(const char *module);
 int job_start(const char *module);
 int job_wait_done(struct suite *s, const char *module);
+bool gate_job_held(struct case_ctx *ctx);
 int job_wait_done_or_cycle(struct case_ctx *ctx, const char *module,
 			   long *done);
 void verdict_stuck(struct case_ctx *ctx, int ret, const char *what);
