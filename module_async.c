@@ -35,7 +35,9 @@
  *      request_module_from_async_async_probe);
  *  (e) a load does not wait for async work unrelated to it, the 3.8 goal
  *      (plain_load_skips_unrelated_async: a skip where every load waits
- *      for all async work; unrelated_async_during_init).
+ *      for all async work; unrelated_async_during_init;
+ *      freeze_during_held_load: tasks can be frozen meanwhile, an XFAIL
+ *      where every load waits for all async work).
  *
  * Each case below checks one of these behaviours with the test modules in
  * modules/ and reports one KTAP line. An async job that must wait does so on
@@ -187,6 +189,8 @@ static const struct ma_case cases[] = {
 	{ "request_module_being_loaded_from_async", UNSAFE_IF_DURING_AWAITED,
 	  case_request_module_being_loaded_from_async,
 	  MODULES("ma_hold", "ma_request"), NULL },
+	{ "freeze_during_held_load", SAFE, case_freeze_during_held_load,
+	  MODULES("ma_gate", "ma_plain"), NULL },
 };
 
 /* Add the names of @list not in @set (NULL-ended, room for @max) to it. */
@@ -373,7 +377,10 @@ static struct suite suite = {
 /* --facts, parsed; taken into the suite only with --allow-deadlock. */
 static struct suite facts_arg;
 
-/* On SIGINT/SIGTERM: release held jobs and undo async_probe, then go. */
+/*
+ * On SIGINT/SIGTERM: release held jobs, undo async_probe and the freezer's
+ * test mode, then go.
+ */
 static void on_signal(int sig)
 {
 	char path[PATH_MAX];
@@ -385,6 +392,7 @@ static void on_signal(int sig)
 		sysfs_write(path, "1");
 	}
 	async_probe_restore();
+	freeze_knobs_restore();
 	signal(sig, SIG_DFL);
 	raise(sig);
 }

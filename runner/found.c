@@ -7,7 +7,8 @@
  *
  * The state (lib/state.h): the loaded modules, the reference counts of the
  * suite's modules (the test modules, the kernel's that the cases load),
- * every knob the suite writes (module.async_probe, its modprobe.d file),
+ * every knob the suite writes (module.async_probe, its modprobe.d file,
+ * the freezer's test mode and its timeouts),
  * the null_blk devices. A gate is a test module's knob: none is left where
  * no test module is.
  */
@@ -22,6 +23,9 @@ static const char * const watched[] = {
 	MODPROBE_RUN_DIR "*",		/* the directory made */
 	ASYNC_PROBE_CONF,
 	"/sys/block/nullb*",
+	PM_TEST,
+	PM_FREEZE_TIMEOUT,
+	PM_TEST_DELAY,
 	NULL,
 };
 
@@ -70,8 +74,9 @@ void found_case_check(struct case_ctx *ctx)
 	if (ktap_wedged_by() || !found_diff(&case_before, diff, sizeof(diff)))
 		return;
 	diag("left as found: no: %s", diff);
-	if (ctx->verdict.kind == KTAP_PASS || ctx->verdict.kind == KTAP_SKIP) {
-		if (ctx->verdict.kind == KTAP_SKIP)
+	if (ctx->verdict.kind == KTAP_PASS || ctx->verdict.kind == KTAP_SKIP ||
+	    ctx->verdict.kind == KTAP_XFAIL) {
+		if (ctx->verdict.kind != KTAP_PASS)
 			diag("%s", ctx->verdict.reason);
 		verdict(ctx, KTAP_FAIL, "did not leave the machine as found: %s",
 			diff);

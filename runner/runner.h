@@ -135,12 +135,22 @@ struct ma_case {
 #define ASYNC_PROBE_CONF	MODPROBE_RUN_DIR "/module_async.conf"
 
 /*
+ * The freezer's knobs freeze_during_held_load sets (cases_freeze.c): its
+ * test mode (CONFIG_PM_DEBUG), how long it tries, and the test's delay.
+ */
+#define PM_TEST			"/sys/power/pm_test"
+#define PM_FREEZE_TIMEOUT	"/sys/power/pm_freeze_timeout"
+#define PM_TEST_DELAY		"/sys/module/suspend/parameters/pm_test_delay"
+
+/*
  * Undo what a case did to give a module async_probe (cases_request.c);
  * async-signal-safe: the signal handler calls it if the run is interrupted.
  */
 void async_probe_restore(void);
 /* module.async_probe's value to restore, "" when nothing changed it. */
 extern char saved_async_probe[16];
+/* Put back the freezer's knobs as found (cases_freeze.c); likewise safe. */
+void freeze_knobs_restore(void);
 
 static inline double ms(long long us)
 {
@@ -298,5 +308,6 @@ void case_init_async_job_loads_module(struct case_ctx *ctx);
 void case_chained_async_init_completes(struct case_ctx *ctx);
 void case_request_module_being_loaded_from_async(struct case_ctx *ctx);
 void case_scsi_debug_disks_ready_on_return(struct case_ctx *ctx);
+void case_freeze_during_held_load(struct case_ctx *ctx);
 
 #endif /* MA_RUNNER_H */
