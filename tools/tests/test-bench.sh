@@ -91,6 +91,13 @@ if [ "$rc" = 2 ]; then
 else
 	fail "bench --runs x: exit $rc, not 2"
 fi
+rc=0
+"$TOOLS/bench" --quick --latency >"$out.both" 2>&1 || rc=$?
+if [ "$rc" = 2 ] && grep -q -- '--quick or --latency' "$out.both"; then
+	pass "bench --quick --latency: usage error, one or the other"
+else
+	fail "bench --quick --latency: exit $rc (see $out.both)"
+fi
 
 rc=0
 "$TOOLS/bench" --quick --out "$out" >"$out.table" || rc=$?
