@@ -137,6 +137,24 @@
 
 /* ---- the cases --------------------------------------------------------- */
 
+/* The cases' functions (runner/cases_*.c), one a row's or several rows'. */
+case_fn case_async_init_completes;
+case_fn case_async_worker_init_completes;
+case_fn case_plain_load_skips_unrelated_async;
+case_fn case_async_probe_skips_unrelated_async;
+case_fn case_request_module_from_async;
+case_fn case_request_module_from_async_async_probe;
+case_fn case_elevator_switch_from_async;
+case_fn case_nested_async_load;
+case_fn case_warn_on_sync_request_from_async;
+case_fn case_unrelated_async_during_init;
+case_fn case_request_module_twice_from_async;
+case_fn case_init_async_job_loads_module;
+case_fn case_chained_async_init_completes;
+case_fn case_scsi_debug_disks_ready_on_return;
+case_fn case_request_module_being_loaded_from_async;
+case_fn case_freeze_during_held_load;
+
 /*
  * The cases, in the order they run. Their names are an interface (CI
  * systems track results by name): exact, in this order. Each row names the
@@ -193,7 +211,10 @@ static const struct ma_case cases[] = {
 	  MODULES("ma_gate", "ma_plain"), NULL },
 };
 
-/* Add the names of @list not in @set (NULL-ended, room for @max) to it. */
+/*
+ * Add the names of @list not in @set (NULL-ended, room for @max) to it.
+ * A name with no room left ends the run: no list is cut short.
+ */
 static void names_add(const char **set, size_t max, const char * const *list)
 {
 	size_t n;
@@ -201,7 +222,10 @@ static void names_add(const char **set, size_t max, const char * const *list)
 	for (; list && *list; list++) {
 		for (n = 0; set[n] && strcmp(set[n], *list); n++)
 			;
-		if (!set[n] && n < max)
+		if (!set[n] && n == max)
+			ksft_exit_fail_msg("%s: more than MA_TEST_MODULES_MAX (%zu) module names\n",
+					   *list, max);
+		if (!set[n])
 			set[n] = *list;
 	}
 }
@@ -658,6 +682,9 @@ int main(int argc, char *argv[])
 		memcpy(suite.facts, facts_arg.facts, sizeof(suite.facts));
 		suite.facts_given = true;
 	}
+	/* The module lists, from the table, whole before anything is run. */
+	suite_test_modules(&suite);
+	kernel_modules();
 	/* Every option was checked: a list follows only valid arguments. */
 	if (list == 'l')
 		list_cases();
@@ -680,7 +707,6 @@ int main(int argc, char *argv[])
 	}
 	plan += !!suite.nr_latency;
 
-	suite_test_modules(&suite);
 	if (getenv(WHOLE_SUITE_SKIP_ENV)) {
 		suite_check_prerequisites(&suite, SKIP_WHOLE_SUITE);
 		if (suite.skip_all[0])

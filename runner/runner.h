@@ -78,7 +78,11 @@ enum fact_id {
 /* Room for "/<module>.ko" after the modules directory in a PATH_MAX. */
 #define MODULES_DIR_MAX		(PATH_MAX - MA_MODULE_NAME_LEN - 8)
 
-/* The test modules of a run: the cases' and the probe's, each once. */
+/*
+ * The test modules of a run, the cases' and the probe's, each once; and
+ * the kernel's modules the cases load. A table naming more stops the
+ * runner, saying so (module_async.c's names_add()).
+ */
 #define MA_TEST_MODULES_MAX	16
 
 struct suite {
@@ -115,6 +119,13 @@ struct case_ctx {
 };
 
 /*
+ * A case's function (runner/cases_*.c), declared beside its row of the
+ * table in module_async.c: a case is its row, its function, its module
+ * and its expected verdicts.
+ */
+typedef void (case_fn)(struct case_ctx *ctx);
+
+/*
  * A row of the case table. It names the modules its case loads: every
  * list of modules the runner uses (the prerequisite check's, the
  * cleanup's, --list-modules') is derived from the rows, none is typed out.
@@ -122,7 +133,7 @@ struct case_ctx {
 struct ma_case {
 	const char *name;
 	enum safety safety;
-	void (*run)(struct case_ctx *ctx);
+	case_fn *run;
 	const char * const *modules;	/* test modules (modules/), or NULL */
 	const char * const *kernel_modules;	/* the kernel's, preferred first */
 };
@@ -135,22 +146,12 @@ struct ma_case {
 #define ASYNC_PROBE_CONF	MODPROBE_RUN_DIR "/module_async.conf"
 
 /*
- * The freezer's knobs freeze_during_held_load sets (cases_freeze.c): its
- * test mode (CONFIG_PM_DEBUG), how long it tries, and the test's delay.
- */
-#define PM_TEST			"/sys/power/pm_test"
-#define PM_FREEZE_TIMEOUT	"/sys/power/pm_freeze_timeout"
-#define PM_TEST_DELAY		"/sys/module/suspend/parameters/pm_test_delay"
-
-/*
  * Undo what a case did to give a module async_probe (cases_request.c);
  * async-signal-safe: the signal handler calls it if the run is interrupted.
  */
 void async_probe_restore(void);
 /* module.async_probe's value to restore, "" when nothing changed it. */
 extern char saved_async_probe[16];
-/* Put back the freezer's knobs as found (cases_freeze.c); likewise safe. */
-void freeze_knobs_restore(void);
 
 static inline double ms(long long us)
 {
@@ -183,7 +184,6 @@ bool test_load_back(struct case_ctx *ctx, struct test_load *t,
 int gate_open(const char *module);
 int job_start(const char *module);
 int job_wait_done(struct suite *s, const char *module);
-bool gate_job_held(struct case_ctx *ctx);
 int job_wait_done_or_cycle(struct case_ctx *ctx, const char *module,
 			   long *done);
 void verdict_stuck(struct case_ctx *ctx, int ret, const char *what);
@@ -291,23 +291,5 @@ void latency_run(struct case_ctx *ctx);
 
 /* cases_init.c: a load whose init leads to a held job (FACT_OWN, _WORKER). */
 void init_wait(struct case_ctx *ctx, enum fact_id id);
-
-/* The cases (cases_*.c). */
-void case_async_init_completes(struct case_ctx *ctx);
-void case_async_worker_init_completes(struct case_ctx *ctx);
-void case_plain_load_skips_unrelated_async(struct case_ctx *ctx);
-void case_async_probe_skips_unrelated_async(struct case_ctx *ctx);
-void case_request_module_from_async(struct case_ctx *ctx);
-void case_request_module_from_async_async_probe(struct case_ctx *ctx);
-void case_elevator_switch_from_async(struct case_ctx *ctx);
-void case_nested_async_load(struct case_ctx *ctx);
-void case_warn_on_sync_request_from_async(struct case_ctx *ctx);
-void case_unrelated_async_during_init(struct case_ctx *ctx);
-void case_request_module_twice_from_async(struct case_ctx *ctx);
-void case_init_async_job_loads_module(struct case_ctx *ctx);
-void case_chained_async_init_completes(struct case_ctx *ctx);
-void case_request_module_being_loaded_from_async(struct case_ctx *ctx);
-void case_scsi_debug_disks_ready_on_return(struct case_ctx *ctx);
-void case_freeze_during_held_load(struct case_ctx *ctx);
 
 #endif /* MA_RUNNER_H */

@@ -11,8 +11,9 @@
 #   compare  the verdict comparator against documents it must accept/reject
 #   driver   module_async.sh: usage errors, whole-suite SKIPs with reasons
 #   tools    host tests of the VM tooling (fetch, initramfs, boot)
-#   add-case a case added on a copy of the tree in three files (the case
-#            table, the expected table, config) and all that follows
+#   add-case a case with a new function and module added on a copy of the
+#            tree in four files, one reusing a function in three, and all
+#            that follows (the new case in a VM of the stock kernel)
 #   intree   the suite as a kselftest target of a copy of linux-source-6.1
 #            (build, run_tests, install, run_kselftest.sh, O=, top level)
 #            and of 7.2; make series applied to 7.2 with git am

@@ -5,10 +5,11 @@
 # well-formed document with the expected verdicts and reject each kind of
 # defect (wrong verdict, missing or repeated case, bad plan, misnumbered
 # results, wrong policy, wrong exit status); and of the expected-verdicts
-# table's reader, tools/expected/expected.sh: every column of the table
-# whole, a malformed table rejected; and of the table's broken kernels
-# (KERNEL+BROKEN): each run by tools/vm/matrix.sh, each differing from
-# KERNEL in a case's verdict, and matrix.sh failing one that gives KERNEL's.
+# table's reader, tools/expected/expected.sh: every kernel of the map
+# resolved whole, exceptions applied, a malformed table or map rejected;
+# and of the table's broken kernels (KERNEL+BROKEN): each run by
+# tools/vm/matrix.sh, each differing from KERNEL in a case's verdict, and
+# matrix.sh failing one that gives KERNEL's.
 
 set -euo pipefail
 
@@ -139,28 +140,59 @@ unknown_kernel_fails()
 }
 check "expected.sh: an unknown kernel fails" unknown_kernel_fails
 
-table='kernel k1 k2
-policy always-sync skip-if-unused
-status 0/1 1
-alpha ok not-ok
-beta skip/timeout ok'
+table='kernel k1 always-sync
+kernel k2 skip-if-unused beta=not-ok status=1/0
+kernel k3 a=1,b=no
+	alpha=not-ok
+policy always-sync skip-if-unused no-policy
+status 0/1 1 0
+alpha ok not-ok ok
+beta skip/timeout ok skip'
 printf '%s\n' "$table" > "$tmp/table"
-check "expected.sh: a cell for both runs" \
-	diff <("$expected" --table "$tmp/table" column k1 | grep -v '^#') \
-		<(printf '%s\n' 'policy always-sync' 'status 0' 'alpha ok' 'beta skip')
+# resolves KERNEL [--allow-deadlock] LINE...: KERNEL's column is LINE...
+resolves()
+{
+	local k=$1 allow=
+
+	shift
+	[ "$1" != --allow-deadlock ] || { allow=$1; shift; }
+	# shellcheck disable=SC2086 # $allow is one option or none
+	diff <("$expected" --table "$tmp/table" $allow column "$k" | grep -v '^#') \
+		<(printf '%s\n' "$@")
+}
+check "expected.sh: a kernel takes its policy's column" \
+	resolves k1 'policy always-sync' 'status 0' 'alpha ok' 'beta skip'
 check "expected.sh: SAFE/ALLOWED cells with --allow-deadlock" \
-	diff <("$expected" --table "$tmp/table" --allow-deadlock column k1 | grep -v '^#') \
-		<(printf '%s\n' 'policy always-sync' 'status 1' 'alpha ok' 'beta timeout')
-printf '%s\n' "$table" | awk '{ print $0, $NF }' |
-	sed '1s/ k2$/ k3/' > "$tmp/table3"
-check "expected.sh: a kernel more is a column more" \
-	diff <("$expected" --table "$tmp/table3" kernels) <(printf '%s\n' k1 k2 k3)
+	resolves k1 --allow-deadlock 'policy always-sync' 'status 1' 'alpha ok' 'beta timeout'
+check "expected.sh: a kernel's exceptions replace its column's cells, those only" \
+	resolves k2 'policy skip-if-unused' 'status 1' 'alpha not-ok' 'beta not-ok'
+check "expected.sh: an exception's SAFE/ALLOWED cell" \
+	resolves k2 --allow-deadlock 'policy skip-if-unused' 'status 0' 'alpha not-ok' 'beta not-ok'
+check "expected.sh: facts for a policy take the no-policy column, exceptions on a tab line" \
+	resolves k3 'policy a=1,b=no' 'status 0' 'alpha not-ok' 'beta skip'
+check "expected.sh: the kernels in the map's order" \
+	diff <("$expected" --table "$tmp/table" kernels) <(printf '%s\n' k1 k2 k3)
+printf '%s\n' "kernel k0 skip-if-unused" "$table" > "$tmp/table4"
+check "expected.sh: a kernel more is a line more" \
+	diff <("$expected" --table "$tmp/table4" kernels) <(printf '%s\n' k0 k1 k2 k3)
 check "expected.sh: a cell missing is rejected" table_rejected "${table/skip\/timeout /}"
-check "expected.sh: an unknown verdict is rejected" table_rejected "${table/not-ok/failed}"
+check "expected.sh: an unknown verdict is rejected" table_rejected "${table/not-ok ok/failed ok}"
 check "expected.sh: a case twice is rejected" table_rejected "$table
-alpha ok ok"
+alpha skip ok skip"
 check "expected.sh: a bad status is rejected" table_rejected "${table/0\/1/zero}"
-check "expected.sh: no kernel row is rejected" table_rejected "${table/kernel k1 k2/}"
+check "expected.sh: no policy row is rejected" table_rejected "${table/policy always-sync /}"
+check "expected.sh: a kernel twice is rejected" table_rejected "kernel k1 own-work
+$table"
+check "expected.sh: a kernel of no column is rejected" \
+	table_rejected "${table/k1 always-sync/k1 own-work}"
+check "expected.sh: an exception naming no case is rejected" \
+	table_rejected "${table/beta=not-ok/gamma=not-ok}"
+check "expected.sh: an exception with a bad verdict is rejected" \
+	table_rejected "${table/beta=not-ok/beta=failed}"
+check "expected.sh: an exception that repeats its column's cell is rejected" \
+	table_rejected "${table/beta=not-ok/beta=ok}"
+check "expected.sh: a case excepted twice is rejected" \
+	table_rejected "${table/beta=not-ok/beta=not-ok beta=skip}"
 
 # ---- broken kernels: tools/vm/matrix.sh's KERNEL+BROKEN columns -------------
 
