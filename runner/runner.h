@@ -146,12 +146,22 @@ struct ma_case {
 #define ASYNC_PROBE_CONF	MODPROBE_RUN_DIR "/module_async.conf"
 
 /*
+ * The freezer's knobs freeze_during_held_load sets (cases_freeze.c): its
+ * test mode (CONFIG_PM_DEBUG), how long it tries, and the test's delay.
+ */
+#define PM_TEST			"/sys/power/pm_test"
+#define PM_FREEZE_TIMEOUT	"/sys/power/pm_freeze_timeout"
+#define PM_TEST_DELAY		"/sys/module/suspend/parameters/pm_test_delay"
+
+/*
  * Undo what a case did to give a module async_probe (cases_request.c);
  * async-signal-safe: the signal handler calls it if the run is interrupted.
  */
 void async_probe_restore(void);
 /* module.async_probe's value to restore, "" when nothing changed it. */
 extern char saved_async_probe[16];
+/* Put back the freezer's knobs as found (cases_freeze.c); likewise safe. */
+void freeze_knobs_restore(void);
 
 static inline double ms(long long us)
 {
@@ -184,6 +194,7 @@ bool test_load_back(struct case_ctx *ctx, struct test_load *t,
 int gate_open(const char *module);
 int job_start(const char *module);
 int job_wait_done(struct suite *s, const char *module);
+bool gate_job_held(struct case_ctx *ctx);
 int job_wait_done_or_cycle(struct case_ctx *ctx, const char *module,
 			   long *done);
 void verdict_stuck(struct case_ctx *ctx, int ret, const char *what);
