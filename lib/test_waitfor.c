@@ -42,6 +42,7 @@ struct fake_task {
 	int pid;
 	const char *comm, *parent, *cmdline;
 	const char * const *stack;
+	char state;			/* 0: 'D' */
 };
 
 /*
@@ -59,6 +60,8 @@ static bool expect_cycle(const struct fake_task *tasks, bool found,
 	for (; tasks->pid; tasks++) {
 		make_task(&t, tasks->pid, tasks->comm, tasks->parent,
 			  tasks->cmdline, tasks->stack);
+		if (tasks->state)
+			t.state = tasks->state;
 		task_set_add(&set, &t);
 	}
 	if (waitfor_cycle(&set, buf, 1024) != found) {
@@ -325,6 +328,68 @@ TEST(wait_for_cycle_of_the_nested_load_on_7_2)
 	/* Without the helper's modprobe, the runner's own closes no cycle. */
 	EXPECT_TRUE(expect_cycle(runners_own, false, NULL, line));
 	EXPECT_NE(NULL, strstr(line, "(parent: module_async)"));
+}
+
+/*
+ * An async job queued while ma_hold's init held requests ma_hold (stock
+ * 6.1, bookworm's 6.1.192, a run with deadlocks allowed): the modprobe
+ * it runs sleeps interruptibly (S) in finit_module(), in
+ * add_unformed_module()'s wait for ma_hold's load under way (inlined in
+ * load_module()), while that load, the runner's, waits for async work
+ * (the frames of loader_stack).
+ */
+static const char * const coming_waiter_stack[] = {
+	"[<0>] load_module+0x8d4/0x21a0",
+	"[<0>] __do_sys_finit_module+0xac/0x120",
+	NULL,
+};
+
+TEST(wait_for_cycle_of_a_request_for_the_module_loading)
+{
+	static const struct fake_task tasks[] = {
+		{ 116, "kworker/u4:3+events_unbound", "kthreadd", "",
+		  requester_stack },
+		{ 126, "module_async", "module_async",
+		  "/opt/module_async/module_async --allow-deadlock",
+		  loader_stack },
+		{ 131, "modprobe", "kworker/u4:1",
+		  "/sbin/modprobe -q -- ma_hold", coming_waiter_stack, 'S' },
+		{ 0 },
+	};
+	static const struct fake_task waiter_in_d[] = {
+		{ 116, "kworker/u4:3+events_unbound", "kthreadd", "",
+		  requester_stack },
+		{ 126, "module_async", "module_async", "", loader_stack },
+		{ 131, "modprobe", "kworker/u4:1",
+		  "/sbin/modprobe -q -- ma_hold", coming_waiter_stack },
+		{ 0 },
+	};
+	static const struct fake_task two_in_init[] = {
+		{ 116, "kworker/u4:3+events_unbound", "kthreadd", "",
+		  requester_stack },
+		{ 126, "module_async", "module_async", "", loader_stack },
+		{ 128, "insmod", "module_async", "insmod ma_gate.ko",
+		  loader_stack },
+		{ 131, "modprobe", "kworker/u4:1",
+		  "/sbin/modprobe -q -- ma_hold", coming_waiter_stack, 'S' },
+		{ 0 },
+	};
+	static const char * const cycle[] = {
+		"async job ma_job_fn [ma_request] in kworker/u4:3 (pid 116)",
+		" -> request_module(ma_hold) -> modprobe (pid 131)",
+		" -> load_module waits for ma_hold's load",
+		" -> module_async (pid 126) -> do_init_module",
+		" -> async_synchronize_cookie_domain",
+		" -> waits for the async job in kworker/u4:3 (pid 116)",
+		NULL,
+	};
+	char line[1024];
+
+	EXPECT_TRUE(expect_cycle(tasks, true, cycle, line));
+	/* A modprobe in D in load_module() (reading its file) waits for none. */
+	EXPECT_TRUE(expect_cycle(waiter_in_d, false, NULL, line));
+	/* Two loads in their init: which one it waits for is not read. */
+	EXPECT_TRUE(expect_cycle(two_in_init, false, NULL, line));
 }
 
 /*
