@@ -327,12 +327,6 @@ int task_read(int pid, struct task_stack *t, bool cmdline)
 	return 0;
 }
 
-/* Tasks that sleep in module loading: their command line names the module. */
-static bool task_loads_a_module(const struct task_stack *t)
-{
-	return task_stack_find(t, "do_init_module") >= 0 ||
-	       task_stack_find(t, "load_module") >= 0;
-}
 
 /*
  * A task that sleeps interruptibly (S) in a module load's system call waits
@@ -357,6 +351,14 @@ bool task_waits_for_a_load(const struct task_stack *t)
 		if (task_stack_find(t, load_syscall_functions[i]) >= 0)
 			return true;
 	return false;
+}
+
+/* Tasks that sleep in module loading: their command line names the module. */
+static bool task_loads_a_module(const struct task_stack *t)
+{
+	return task_stack_find(t, "do_init_module") >= 0 ||
+	       task_stack_find(t, "load_module") >= 0 ||
+	       task_waits_for_a_load(t);
 }
 
 int tasks_read_blocked(struct task_set *set)

@@ -393,6 +393,32 @@ TEST(wait_for_cycle_of_a_request_for_the_module_loading)
 }
 
 /*
+ * The same on 7.2 (sid's 7.2.13, a run with deadlocks allowed): the
+ * modprobe loads the file the runner's load is loading, and sleeps in
+ * idempotent_wait_for_completion(), inlined in idempotent_init_module().
+ */
+TEST(wait_for_cycle_of_a_request_for_the_module_loading_on_7_2)
+{
+	static const char * const waiter72_stack[] = {
+		"[<0>] idempotent_init_module+0x175/0x360",
+		"[<0>] __x64_sys_finit_module+0x5e/0xb0",
+		NULL,
+	};
+	static const struct fake_task tasks[] = {
+		{ 14, "kworker/u8:1+async", "kthreadd", "", requester_stack },
+		{ 133, "module_async", "module_async", "", loader72_stack },
+		{ 135, "modprobe", "kworker/u8:0",
+		  "/sbin/modprobe -q -- ma_hold", waiter72_stack, 'S' },
+		{ 0 },
+	};
+	char line[1024];
+
+	EXPECT_TRUE(expect_cycle(tasks, true, NULL, line));
+	EXPECT_NE(NULL, strstr(line, " -> modprobe (pid 135) -> idempotent_init_module waits for ma_hold's load -> module_async (pid 133) -> do_init_module"))
+		TH_LOG("%s", line);
+}
+
+/*
  * Half a cycle, as seen before it closes or after it opened: the job
  * waits for a modprobe still in load_module(), not in the sync; or a
  * modprobe syncs while no job waits for it (its request returned).
