@@ -327,7 +327,6 @@ int task_read(int pid, struct task_stack *t, bool cmdline)
 	return 0;
 }
 
-
 /*
  * A task that sleeps interruptibly (S) in a module load's system call waits
  * for the load of the same module under way: 5.10 and 6.1 in
