@@ -327,11 +327,37 @@ int task_read(int pid, struct task_stack *t, bool cmdline)
 	return 0;
 }
 
+/*
+ * A task that sleeps interruptibly (S) in a module load's system call waits
+ * for the load of the same module under way: 5.10 and 6.1 in
+ * add_unformed_module() (wait_event_interruptible(module_wq)), 7.2 in
+ * module_patient_check_exists() (the same wait), or in
+ * idempotent_wait_for_completion() when the same file is loaded. Those
+ * may be inlined into load_module() or __do_sys_finit_module().
+ */
+static const char * const load_syscall_functions[] = {
+	"load_module", "__do_sys_finit_module", "__do_sys_init_module",
+	"idempotent_*",
+};
+
+bool task_waits_for_a_load(const struct task_stack *t)
+{
+	size_t i;
+
+	if (t->state != 'S')
+		return false;
+	for (i = 0; i < ARRAY_SIZE(load_syscall_functions); i++)
+		if (task_stack_find(t, load_syscall_functions[i]) >= 0)
+			return true;
+	return false;
+}
+
 /* Tasks that sleep in module loading: their command line names the module. */
 static bool task_loads_a_module(const struct task_stack *t)
 {
 	return task_stack_find(t, "do_init_module") >= 0 ||
-	       task_stack_find(t, "load_module") >= 0;
+	       task_stack_find(t, "load_module") >= 0 ||
+	       task_waits_for_a_load(t);
 }
 
 int tasks_read_blocked(struct task_set *set)
@@ -339,6 +365,7 @@ int tasks_read_blocked(struct task_set *set)
 	static struct task_stack t;
 	struct dirent *de;
 	DIR *dir;
+	char state;
 	int pid;
 
 	memset(set, 0, sizeof(*set));
@@ -349,7 +376,10 @@ int tasks_read_blocked(struct task_set *set)
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
 		pid = atoi(de->d_name);
-		if (task_state(pid) != 'D' || task_read(pid, &t, false))
+		state = task_state(pid);
+		if ((state != 'D' && state != 'S') || task_read(pid, &t, false))
+			continue;
+		if (state == 'S' && !task_waits_for_a_load(&t))
 			continue;
 		if (task_loads_a_module(&t))
 			task_read_cmdline(pid, &t);

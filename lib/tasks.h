@@ -94,7 +94,16 @@ int task_stack_find(const struct task_stack *t, const char *func);
  */
 int task_read(int pid, struct task_stack *t, bool cmdline);
 
-/* Read every task in uninterruptible sleep (D) into @set; returns how many. */
+/*
+ * Is @t asleep interruptibly (S) in a module load's system call, where it
+ * waits for a load of the same module under way?
+ */
+bool task_waits_for_a_load(const struct task_stack *t);
+
+/*
+ * Read every task in uninterruptible sleep (D), and every one that
+ * task_waits_for_a_load(), into @set; returns how many.
+ */
 int tasks_read_blocked(struct task_set *set);
 
 /* The task of @set with @pid, or NULL. */

@@ -129,6 +129,39 @@ TEST_F(fake_proc, dumps_the_stacks_of_blocked_tasks_only)
 	EXPECT_EQ(NULL, strstr(captured, "task 200"));
 }
 
+/*
+ * The blocked tasks read: those in D, and a modprobe asleep (S) in its load
+ * waiting for the same module's load under way (stock 6.1's stack; 7.2's,
+ * its command line read too); not one asleep elsewhere.
+ */
+TEST_F(fake_proc, reads_blocked_tasks_and_loads_waiting_for_a_load)
+{
+	static struct task_set set;
+	char path[PATH_MAX];
+
+	fake_task(self->root, 400, "400 (modprobe) S 300 400 400 0\n",
+		  "[<0>] load_module+0x8d4/0x21a0\n"
+		  "[<0>] __do_sys_finit_module+0xac/0x120\n"
+		  "[<0>] do_syscall_64+0x3b/0x90\n");
+	fake_task(self->root, 410, "410 (modprobe) S 300 410 410 0\n",
+		  "[<0>] idempotent_init_module+0x175/0x360\n"
+		  "[<0>] __x64_sys_finit_module+0x5e/0xb0\n");
+	snprintf(path, sizeof(path), "%s/410/cmdline", self->root);
+	write_file(path, "/sbin/modprobe");
+	fake_task(self->root, 500, "500 (modprobe) S 1 500 500 0\n",
+		  "[<0>] do_wait+0x160/0x2f0\n");
+	EXPECT_EQ(4, tasks_read_blocked(&set));
+	ASSERT_NE(NULL, task_set_find(&set, 400));
+	EXPECT_EQ('S', task_set_find(&set, 400)->state);
+	EXPECT_TRUE(task_waits_for_a_load(task_set_find(&set, 400)));
+	ASSERT_NE(NULL, task_set_find(&set, 410));
+	EXPECT_TRUE(task_waits_for_a_load(task_set_find(&set, 410)));
+	EXPECT_STREQ("/sbin/modprobe", task_set_find(&set, 410)->cmdline);
+	EXPECT_FALSE(task_waits_for_a_load(task_set_find(&set, 100)));
+	EXPECT_EQ(NULL, task_set_find(&set, 500));
+	EXPECT_EQ(NULL, task_set_find(&set, 200));
+}
+
 TEST_F(fake_proc, counts_the_tasks_of_a_name)
 {
 	EXPECT_EQ(1, tasks_named("modprobe"));

@@ -42,6 +42,7 @@ struct fake_task {
 	int pid;
 	const char *comm, *parent, *cmdline;
 	const char * const *stack;
+	char state;			/* 0: 'D' */
 };
 
 /*
@@ -59,6 +60,8 @@ static bool expect_cycle(const struct fake_task *tasks, bool found,
 	for (; tasks->pid; tasks++) {
 		make_task(&t, tasks->pid, tasks->comm, tasks->parent,
 			  tasks->cmdline, tasks->stack);
+		if (tasks->state)
+			t.state = tasks->state;
 		task_set_add(&set, &t);
 	}
 	if (waitfor_cycle(&set, buf, 1024) != found) {
@@ -325,6 +328,93 @@ TEST(wait_for_cycle_of_the_nested_load_on_7_2)
 	/* Without the helper's modprobe, the runner's own closes no cycle. */
 	EXPECT_TRUE(expect_cycle(runners_own, false, NULL, line));
 	EXPECT_NE(NULL, strstr(line, "(parent: module_async)"));
+}
+
+/*
+ * An async job queued while ma_hold's init held requests ma_hold, deadlocks
+ * allowed: the modprobe it runs sleeps interruptibly (S) in finit_module()
+ * waiting for ma_hold's load under way, while that load, the runner's,
+ * waits for async work. Stock 6.1 (bookworm's 6.1.192): in
+ * add_unformed_module(), inlined in load_module(); the runner's load shows
+ * the frames of loader_stack. 7.2 (sid's 7.2.13): the same file's load,
+ * in idempotent_wait_for_completion(), inlined in idempotent_init_module().
+ */
+static const char * const coming_waiter_stack[] = {
+	"[<0>] load_module+0x8d4/0x21a0",
+	"[<0>] __do_sys_finit_module+0xac/0x120",
+	NULL,
+};
+
+static const char * const coming_waiter72_stack[] = {
+	"[<0>] idempotent_init_module+0x175/0x360",
+	"[<0>] __x64_sys_finit_module+0x5e/0xb0",
+	NULL,
+};
+
+/*
+ * The job, the runner's load with @loader, and ma_hold's modprobe with
+ * @waiter in @state; with @insmod, a second load in do_init_module().
+ */
+static const struct fake_task *
+requested_while_loading(const char * const *loader, const char * const *waiter,
+			char state, bool insmod)
+{
+	static struct fake_task tasks[5];
+	unsigned int n = 0;
+
+	tasks[n++] = (struct fake_task){ 116, "kworker/u4:3+events_unbound",
+					 "kthreadd", "", requester_stack };
+	tasks[n++] = (struct fake_task){ 126, "module_async", "module_async",
+					 "", loader };
+	if (insmod)
+		tasks[n++] = (struct fake_task){ 128, "insmod", "module_async",
+						 "insmod ma_gate.ko", loader };
+	tasks[n++] = (struct fake_task){ 131, "modprobe", "kworker/u4:1",
+					 "/sbin/modprobe -q -- ma_hold",
+					 waiter, state };
+	tasks[n] = (struct fake_task){ 0 };
+	return tasks;
+}
+
+/* The cycle through ma_hold's modprobe, waiting in @func. */
+static const char * const *cycle_through(const char *func)
+{
+	static char waits[128];
+	static const char * const cycle[] = {
+		"async job ma_job_fn [ma_request] in kworker/u4:3 (pid 116)",
+		" -> request_module(ma_hold) -> modprobe (pid 131)",
+		waits,
+		" -> module_async (pid 126) -> do_init_module",
+		" -> async_synchronize_cookie_domain",
+		" -> waits for the async job in kworker/u4:3 (pid 116)",
+		NULL,
+	};
+
+	snprintf(waits, sizeof(waits), " -> %s waits for ma_hold's load", func);
+	return cycle;
+}
+
+TEST(wait_for_cycle_of_a_request_for_the_module_loading)
+{
+	const struct fake_task *tasks;
+	char line[1024];
+
+	tasks = requested_while_loading(loader_stack, coming_waiter_stack, 'S',
+					false);
+	EXPECT_TRUE(expect_cycle(tasks, true, cycle_through("load_module"),
+				 line));
+	tasks = requested_while_loading(loader72_stack, coming_waiter72_stack,
+					'S', false);
+	EXPECT_TRUE(expect_cycle(tasks, true,
+				 cycle_through("idempotent_init_module"), line));
+	/* A modprobe in D in load_module() (reading its file) waits for none. */
+	tasks = requested_while_loading(loader_stack, coming_waiter_stack, 'D',
+					false);
+	EXPECT_TRUE(expect_cycle(tasks, false, NULL, line));
+	/* Two loads in do_init_module(): which one it waits for is not read. */
+	tasks = requested_while_loading(loader_stack, coming_waiter_stack, 'S',
+					true);
+	EXPECT_TRUE(expect_cycle(tasks, false, NULL, line));
 }
 
 /*

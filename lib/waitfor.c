@@ -120,6 +120,12 @@ static bool is_syncing_loader(const struct task_stack *t)
 	       task_stack_find(t, "async_synchronize*") >= 0;
 }
 
+/* A module's load in its init, or after it. */
+static bool is_in_init(const struct task_stack *t)
+{
+	return task_stack_find(t, "do_init_module") >= 0;
+}
+
 /* Started by the kernel's usermode helper: its parent is a kernel thread. */
 static bool is_usermode_helper(const struct task_stack *t)
 {
@@ -136,6 +142,27 @@ static const struct task_stack *find_task(const struct task_set *set,
 		if (match(&set->tasks[i]))
 			return &set->tasks[i];
 	return NULL;
+}
+
+/*
+ * A usermode helper's loader asleep in a load's system call: it waits for
+ * the load under way of the module its command line names
+ * (task_waits_for_a_load(): 5.10's and 6.1's add_unformed_module(), 7.2's
+ * module_patient_check_exists() or idempotent_wait_for_completion()).
+ */
+static bool is_waiting_helper(const struct task_stack *t)
+{
+	return is_usermode_helper(t) && task_waits_for_a_load(t);
+}
+
+static unsigned int count_tasks(const struct task_set *set,
+				bool (*match)(const struct task_stack *))
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < set->nr; i++)
+		n += match(&set->tasks[i]);
+	return n;
 }
 
 static const struct task_stack *find_helper_loader(const struct task_set *set)
@@ -201,6 +228,19 @@ static void add_loader(struct line *l, const struct task_stack *m)
 	add(l, " -> do_init_module -> %s", func);
 }
 
+/* "modprobe (pid 130) -> load_module waits for ma_hold's load" */
+static void add_waiter(struct line *l, const struct task_stack *w,
+		       const char *target)
+{
+	add_task(l, w);
+	add(l, " -> ");
+	if (w->nr_frames)
+		add_frame(l, w, 0);
+	else
+		add(l, "?");
+	add(l, " waits for %s's load", target);
+}
+
 static void add_seen(struct line *l, const struct task_set *set)
 {
 	unsigned int i, shown = 0;
@@ -227,7 +267,7 @@ static void add_seen(struct line *l, const struct task_set *set)
 
 bool waitfor_cycle(const struct task_set *set, char *buf, size_t len)
 {
-	const struct task_stack *r, *m;
+	const struct task_stack *r, *m, *w;
 	struct line l = { buf, len, 0 };
 	char target[TASK_COMM_LEN];
 
@@ -235,10 +275,27 @@ bool waitfor_cycle(const struct task_set *set, char *buf, size_t len)
 		buf[0] = '\0';
 	r = find_task(set, is_async_requester);
 	m = find_helper_loader(set);
+	w = find_task(set, is_waiting_helper);
 	if (r && m && is_usermode_helper(m)) {
 		loader_target(m, target, sizeof(target));
 		add_requester(&l, r);
 		add(&l, " -> request_module(%s) -> ", target);
+		add_loader(&l, m);
+		add(&l, " -> waits for the async job in ");
+		add_task(&l, r);
+		return true;
+	}
+	/*
+	 * The request's modprobe waits for a load of its module under way,
+	 * and the one task in do_init_module() waits for async work: that
+	 * load, of the module requested while its init ran.
+	 */
+	if (r && m && w && count_tasks(set, is_in_init) == 1) {
+		loader_target(w, target, sizeof(target));
+		add_requester(&l, r);
+		add(&l, " -> request_module(%s) -> ", target);
+		add_waiter(&l, w, target);
+		add(&l, " -> ");
 		add_loader(&l, m);
 		add(&l, " -> waits for the async job in ");
 		add_task(&l, r);

@@ -10,8 +10,12 @@
  *   - a module loader started by that helper (a modprobe whose parent is a
  *     kernel thread), whose do_init_module() waits for async work
  *     (async_synchronize_*): all of it, the job that waits for it included.
- * When both are seen the cycle is closed and named in one line; otherwise
- * the line says what was seen instead. Nothing here is assumed: a party
+ * When both are seen the cycle is closed and named in one line. So it is
+ * too when that modprobe sleeps (S) in its load waiting for the load of
+ * the same module under way (tasks.h: task_waits_for_a_load()), and the one
+ * task in do_init_module(), that load, waits for async work: the module
+ * requested while its init ran. Otherwise the line says what was seen
+ * instead. Nothing here is assumed: a party
  * that is not on any stack is not in the line.
  */
 #ifndef MA_WAITFOR_H

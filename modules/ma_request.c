@@ -7,8 +7,9 @@
  * loaded); the job waits on a gate, open from the start when the module is
  * loaded with "open=1", then calls request_module("%s", target)
  * synchronously, as device probing did when an async probe needed an I/O
- * scheduler, records what it returned in "result" and how long it took in
- * "request_us", and marks "done". The gate lets two jobs (this module's and
+ * scheduler, records what it returned in "result", how long it took in
+ * "request_us" and the target's own "done" knob as it was the moment the
+ * call returned in "target_done", and marks "done". The gate lets two jobs (this module's and
  * ma_request_twin's) be queued before either requests anything.
  *
  * request_module() runs modprobe and waits for it. If the target's
@@ -25,6 +26,7 @@
  * cannot, or when told to. A job that never returns keeps its module
  * reference, so the module then cannot be unloaded (rather than crash).
  */
+#include <linux/fs.h>
 #include <linux/kmod.h>
 #include <linux/ktime.h>
 #include <linux/module.h>
@@ -48,10 +50,43 @@ static long request_us = -1;
 module_param(request_us, long, 0444);
 MODULE_PARM_DESC(request_us, "how long the last request_module() took (us)");
 
+/*
+ * The target's "done" knob (a test module's: ma_nested's job, ma_hold's
+ * init) read at once after request_module() returned, as the runner reads
+ * a load's: 1 or 0, or -errno where the target has no such knob. Written
+ * before ma_job_end(), as request_us.
+ */
+static int target_done = -ENOENT;
+module_param(target_done, int, 0444);
+MODULE_PARM_DESC(target_done,
+		 "the target's done knob when request_module() returned");
+
+static int ma_target_done(const char *name)
+{
+	char path[sizeof("/sys/module//parameters/done") + MODULE_NAME_LEN];
+	char buf[16];
+	struct file *f;
+	loff_t pos = 0;
+	ssize_t n;
+	int done, ret;
+
+	snprintf(path, sizeof(path), "/sys/module/%s/parameters/done", name);
+	f = filp_open(path, O_RDONLY, 0);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
+	filp_close(f, NULL);
+	if (n < 0)
+		return n;
+	buf[n] = '\0';
+	ret = kstrtoint(strim(buf), 10, &done);
+	return ret ? ret : done;
+}
+
 static void ma_job_fn(void *data, async_cookie_t cookie)
 {
 	char name[MODULE_NAME_LEN];
-	ktime_t begin;
+	ktime_t begin, end;
 	int ret;
 
 	ma_job_begin();
@@ -60,7 +95,9 @@ static void ma_job_fn(void *data, async_cookie_t cookie)
 	pr_info("requesting %s from an async job\n", name);
 	begin = ktime_get();
 	ret = request_module("%s", name);
-	WRITE_ONCE(request_us, ktime_us_delta(ktime_get(), begin));
+	end = ktime_get();
+	WRITE_ONCE(target_done, ma_target_done(name));
+	WRITE_ONCE(request_us, ktime_us_delta(end, begin));
 	ma_job_end(ret);
 }
 

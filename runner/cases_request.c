@@ -91,23 +91,162 @@ static bool request_from_async(struct case_ctx *ctx, const char *target,
 	       request_wait(ctx, "ma_request", target, begin, result);
 }
 
-/* request_module() from async must return, and leave @target live. */
-static void request_and_check_live(struct case_ctx *ctx, const char *target)
+/*
+ * The verdict on a request_module("@target") from an async job that
+ * returned @result, made while the runner's load of @loaded (NULL: none)
+ * ran, which returned @load_ret: both back with 0, @target live.
+ */
+static void request_verdict(struct case_ctx *ctx, const char *loaded,
+			    int load_ret, const char *target, long result)
 {
 	char name[MA_MODULE_NAME_LEN];
-	long result;
 
-	if (!request_from_async(ctx, target, &result))
-		return;
 	module_name_normalize(name, target, sizeof(name));
 	log_module_state(name);
-	if (result)
+	if (loaded && load_ret)
+		verdict(ctx, KTAP_FAIL, "loading %s failed: %s", loaded,
+			strerror(-load_ret));
+	else if (result)
 		verdict(ctx, KTAP_FAIL,
 			"request_module(\"%s\") returned %ld", target, result);
 	else if (!module_is_live(name))
 		verdict(ctx, KTAP_FAIL,
 			"%s is not live after request_module() returned 0",
 			name);
+}
+
+/* request_module() from async must return, and leave @target live. */
+static void request_and_check_live(struct case_ctx *ctx, const char *target)
+{
+	long result;
+
+	if (request_from_async(ctx, target, &result))
+		request_verdict(ctx, NULL, 0, target, result);
+}
+
+/* How often a case reads the blocked tasks' stacks while it waits. */
+#define MODPROBE_LOOK_MS	20
+
+/*
+ * Is the modprobe that request_module() runs seen blocked in
+ * do_init_module()'s wait for async work (@syncing), or asleep in its load
+ * waiting for the load of the same module under way (task_waits_for_a_load();
+ * where no stack can be read: seen running at all)?
+ */
+static bool modprobe_seen(struct suite *s, bool syncing)
+{
+	static struct task_set blocked;
+	const struct task_stack *t;
+	unsigned int i;
+
+	if (!syncing && s->view != TASK_VIEW_STACK)
+		return tasks_named("modprobe") > 0;
+	tasks_read_blocked(&blocked);
+	for (i = 0; i < blocked.nr; i++) {
+		t = &blocked.tasks[i];
+		if (strcmp(t->comm, "modprobe"))
+			continue;
+		if (syncing ? task_waits_in(t->pid, SYNC_FUNCTIONS,
+					    s->view) == 1 :
+			      task_waits_for_a_load(t))
+			return true;
+	}
+	return false;
+}
+
+/* How this run sees a held task (suite_view()); false if the verdict is set. */
+static bool view_known(struct case_ctx *ctx)
+{
+	int ret = suite_view(ctx->suite);
+
+	if (ret)
+		verdict(ctx, ret == -ETIMEDOUT ? KTAP_WEDGED : KTAP_FAIL,
+			"cannot measure a baseline: %s", strerror(-ret));
+	return !ret;
+}
+
+/*
+ * Wait, bounded by @bound_ms, until @module's job is done (its request
+ * back: *@done 1) or its modprobe is seen as modprobe_seen() says. With
+ * no view of stacks, a modprobe that syncs is not seen: the bound is the
+ * wait. True if the modprobe was seen.
+ */
+static bool modprobe_wait_seen(struct suite *s, const char *module,
+			       bool syncing, int bound_ms, long *done)
+{
+	long long now, deadline = now_us() + bound_ms * 1000LL, next_look = 0;
+
+	*done = 0;
+	for (;;) {
+		if (!knob_read_long(module, "done", done) && *done)
+			return false;
+		now = now_us();
+		if (now >= next_look && (!syncing || s->view != TASK_VIEW_NONE)) {
+			next_look = now + MODPROBE_LOOK_MS * 1000LL;
+			if (modprobe_seen(s, syncing))
+				return true;
+		}
+		if (now >= deadline)
+			return false;
+		sleep_ms(KNOB_POLL_STEP_MS);
+	}
+}
+
+/*
+ * @module's async job requests ma_nested, whose init queues a job held on
+ * its gate. Wait, bounded, until that job is held and then until the load
+ * is held (a modprobe seen blocked in async_synchronize_*; with no view of
+ * stacks, the request not back after the suite's hold_ms) or the request
+ * is back; then open the gate. A request back before the gate opened
+ * returned with ma_nested's job undone: nested_done_at_return() says so.
+ * False if the verdict is set.
+ */
+static bool nested_hold_then_open(struct case_ctx *ctx, const char *module)
+{
+	struct suite *s = ctx->suite;
+	long started = 0, done = 0;
+	bool held = false;
+	int ret;
+
+	if (!view_known(ctx))
+		return false;
+	ret = knob_wait_long("ma_nested", "started", 1, s->timeout_ms,
+			     &started);
+	if (!ret)
+		held = modprobe_wait_seen(s, module, true,
+					  s->view == TASK_VIEW_NONE ?
+					  s->hold_ms : s->timeout_ms, &done) ||
+		       (s->view == TASK_VIEW_NONE && !done);
+	diag("ma_nested's job %s; its load %s when its gate opens",
+	     started ? "held on its gate" : "not seen started",
+	     done ? "is back" : held ? "is held" : "neither back nor seen held");
+	gate_open("ma_nested");
+	return true;
+}
+
+/*
+ * After the request from @module's job returned 0: ma_nested's job must
+ * have been done the moment it returned (the job's "target_done", read in
+ * the kernel right after request_module()), and released by its gate, not
+ * by its safety timeout. The job that requested it was queued before
+ * ma_nested's load and pending all along: older async work the load must
+ * not take for a sign that its own is done.
+ */
+static void nested_done_at_return(struct case_ctx *ctx, const char *module)
+{
+	long at_return = -1, timed_out = -1;
+
+	knob_read_long(module, "target_done", &at_return);
+	knob_read_long("ma_nested", "timed_out", &timed_out);
+	diag("ma_nested's job at request_module()'s return: done=%ld; timed_out=%ld",
+	     at_return, timed_out);
+	if (at_return != 1)
+		verdict(ctx, KTAP_FAIL,
+			"request_module(\"ma_nested\") returned before ma_nested's own async job was done (done=%ld), %s's older job pending",
+			at_return, module);
+	else if (timed_out)
+		verdict(ctx, KTAP_FAIL,
+			"ma_nested's job was released by its safety timeout, not by the gate");
 }
 
 void case_request_module_from_async(struct case_ctx *ctx)
@@ -253,20 +392,27 @@ void case_request_module_from_async_async_probe(struct case_ctx *ctx)
 		verdict(ctx, KTAP_FAIL, "async_probe not undone");
 }
 
+/*
+ * ma_request's job requests ma_nested, whose init queues a job held on its
+ * gate. Where a load waits for all async work (always-sync, and the 3.8
+ * flag: the init used async) ma_nested's load waits for the requesting
+ * job: a deadlock. Elsewhere request_module() must return only once
+ * ma_nested's own job is done, the requesting job (older work) pending.
+ */
 void case_nested_async_load(struct case_ctx *ctx)
 {
-	long done = 0;
+	long long begin = now_us();
+	long result;
 
 	if (skip_if_warn_panics(ctx) || skip_unless_loadable(ctx, "ma_nested"))
 		return;
-	request_and_check_live(ctx, "ma_nested");
-	if (verdict_given(ctx))
+	if (!request_start(ctx, "ma_request", "ma_nested", false) ||
+	    !nested_hold_then_open(ctx, "ma_request") ||
+	    !request_wait(ctx, "ma_request", "ma_nested", begin, &result))
 		return;
-	if (knob_wait_long("ma_nested", "done", 1, ctx->suite->timeout_ms,
-			   &done))
-		verdict(ctx, KTAP_FAIL,
-			"ma_nested's own async job is not done (done=%ld)",
-			done);
+	request_verdict(ctx, NULL, 0, "ma_nested", result);
+	if (!verdict_given(ctx))
+		nested_done_at_return(ctx, "ma_request");
 }
 
 /*
@@ -364,19 +510,24 @@ void case_request_module_twice_from_async(struct case_ctx *ctx)
  * while its init ran (always-sync: all of it; own-work: its window, whoever
  * queued it) it waits for the job: a deadlock, so the case is unsafe
  * there. The modprobe that request_module() runs makes that finit_module()
- * and sleeps in it (interruptibly) while the runner's load of ma_hold waits
- * for the job: a TIMEOUT on stock 5.10, 6.1 and 7.2 with deadlocks allowed.
- * With the 3.8 flag the init used no async: the load does not wait.
+ * and sleeps in it (interruptibly: task_waits_for_a_load()); the gate opens
+ * once it is seen there, and the runner's load of ma_hold then waits for
+ * the job: a TIMEOUT on stock 5.10, 6.1 and 7.2 with deadlocks allowed, its
+ * wait-for cycle read (lib/waitfor.c). A modprobe that came later would
+ * find ma_hold live and return: the gate must not open before. With the
+ * 3.8 flag the init used no async: the load does not wait.
  */
 void case_request_module_being_loaded_from_async(struct case_ctx *ctx)
 {
 	struct suite *s = ctx->suite;
-	long long begin = now_us(), deadline;
+	long long begin = now_us();
 	struct test_load t;
 	long result, done = 0;
+	bool seen;
 	int ret;
 
-	if (skip_if_warn_panics(ctx) || skip_unless_loadable(ctx, "ma_hold"))
+	if (skip_if_warn_panics(ctx) || skip_unless_loadable(ctx, "ma_hold") ||
+	    !view_known(ctx))
 		return;
 	ret = test_load_start(s, &t, "ma_hold", NULL);
 	if (!ret)
@@ -389,34 +540,22 @@ void case_request_module_being_loaded_from_async(struct case_ctx *ctx)
 	}
 	if (!request_start(ctx, "ma_request", "ma_hold", false))
 		return;
-	/* The request under way: the modprobe it runs, or its return. */
-	deadline = now_us() + s->timeout_ms * 1000LL;
-	while (!tasks_named("modprobe") &&
-	       (knob_read_long("ma_request", "done", &done) || !done)) {
-		if (now_us() >= deadline) {
-			diag("no modprobe seen within %d ms", s->timeout_ms);
-			break;
-		}
-		sleep_ms(KNOB_POLL_STEP_MS);
-	}
+	/*
+	 * The request under way, its modprobe seen waiting for the load (or
+	 * just running, where no stack can be read), or the request back.
+	 */
+	seen = modprobe_wait_seen(s, "ma_request", false, s->timeout_ms, &done);
 	diag("the request is %s while ma_hold's init holds",
-	     done ? "back" : "under way");
+	     done ? "back" : !seen ? "not seen under way" :
+	     s->view == TASK_VIEW_STACK ?
+	     "under way, its modprobe waiting for the load" : "under way");
 	gate_open("ma_hold");
 	if (!request_wait(ctx, "ma_request", "ma_hold", begin, &result))
 		return;
 	if (!test_load_back(ctx, &t, "its gate opening"))
 		return;
-	ret = module_load_result(&t.load);
-	log_module_state("ma_hold");
-	if (ret)
-		verdict(ctx, KTAP_FAIL, "loading ma_hold failed: %s",
-			strerror(-ret));
-	else if (result)
-		verdict(ctx, KTAP_FAIL,
-			"request_module(\"ma_hold\") returned %ld", result);
-	else if (!module_is_live("ma_hold"))
-		verdict(ctx, KTAP_FAIL,
-			"ma_hold is not live after request_module() returned 0");
+	request_verdict(ctx, "ma_hold", module_load_result(&t.load), "ma_hold",
+			result);
 }
 
 /*
@@ -425,15 +564,16 @@ void case_request_module_being_loaded_from_async(struct case_ctx *ctx)
  * init uses async). The outer load waits for the job wherever a load waits
  * for its init's async work; the job waits for ma_nested's load, which must
  * not wait for the job: it was queued before that load began, inside the
- * outer one. Deadlocks where a load whose init uses async waits for work
- * queued before it (always-sync, and the 3.8 flag).
+ * outer one, and must return only once its own job (held on its gate) is
+ * done. Deadlocks where a load whose init uses async waits for work queued
+ * before it (always-sync, and the 3.8 flag).
  */
 void case_init_async_job_loads_module(struct case_ctx *ctx)
 {
 	struct suite *s = ctx->suite;
 	long long begin = now_us();
 	struct test_load t;
-	long result, done = 0;
+	long result;
 	int ret;
 
 	if (skip_if_warn_panics(ctx) || skip_unless_loadable(ctx, "ma_nested"))
@@ -445,26 +585,16 @@ void case_init_async_job_loads_module(struct case_ctx *ctx)
 			strerror(-ret));
 		return;
 	}
-	if (!request_wait(ctx, "ma_init_request", "ma_nested", begin, &result))
-		return;
-	if (!test_load_back(ctx, &t, "its job's end"))
+	if (!nested_hold_then_open(ctx, "ma_init_request") ||
+	    !request_wait(ctx, "ma_init_request", "ma_nested", begin, &result) ||
+	    !test_load_back(ctx, &t, "its job's end"))
 		return;
 	ret = module_load_result(&t.load);
 	diag("the load of ma_init_request returned %d after %.1f ms", ret,
 	     ms(child_elapsed_us(&t.load.child)));
-	log_module_state("ma_nested");
-	if (ret)
-		verdict(ctx, KTAP_FAIL, "loading ma_init_request failed: %s",
-			strerror(-ret));
-	else if (result)
-		verdict(ctx, KTAP_FAIL,
-			"request_module(\"ma_nested\") returned %ld", result);
-	else if (!module_is_live("ma_nested"))
-		verdict(ctx, KTAP_FAIL,
-			"ma_nested is not live after request_module() returned 0");
-	else if (knob_wait_long("ma_nested", "done", 1, s->timeout_ms, &done))
-		verdict(ctx, KTAP_FAIL,
-			"ma_nested's own async job is not done (done=%ld)", done);
+	request_verdict(ctx, "ma_init_request", ret, "ma_nested", result);
+	if (!verdict_given(ctx))
+		nested_done_at_return(ctx, "ma_init_request");
 }
 
 /*
