@@ -5,7 +5,7 @@
 # following from them.
 #
 # On a copy of the tree (the files git knows, as they are now), adds
-# request_module_from_async_brd the way README's "Adding a case" says: a
+# request_module_from_async_brd the way README.md's "Adding a case" says: a
 # row in module_async.c's case table, a row in tools/expected/verdicts
 # (bfq's verdicts: brd is a modular block driver, requested the same way)
 # and brd's symbol in config.  Then checks that the change touched those
