@@ -68,7 +68,8 @@ latency_problem()
 good=$(mktemp)
 bad=$(mktemp)
 trap 'rm -f "$good" "$bad"' EXIT
-sed -n '/^    module_async bench, /,/^    ratio make-vm\/floor: /s/^    //p' "$TOOLS/README" >"$good"
+sed -n '/^    module_async bench, /,/^    ratio make-vm\/floor: /s/^    //p' \
+	"$TOOLS/README" >"$good"
 if [ -z "$(table_problem "$good")" ]; then
 	pass "the reader takes tools/README's table"
 else
