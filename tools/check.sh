@@ -16,9 +16,12 @@
 #            that follows (the new case in a VM of the stock kernel)
 #   intree   the suite as a kselftest target of a copy of linux-source-6.1
 #            (build, run_tests, install, run_kselftest.sh, O=, top level)
-#            and of 7.2; make series applied to 7.2 with git am
+#            and of 7.2; make series: each patch applied to 7.2 with git
+#            am and the suite built after it; the READMEs' line limits
 #   via      the suite in a VM through an installed run_kselftest.sh -c
-#            module_async, its nested document checked by the kernel's parser
+#            module_async (make series applied to the kernel's source), on
+#            the stock kernel and on 7.2 built vanilla, its nested document
+#            checked by the kernel's parser; on 7.2, make vm's verdicts
 #   checkpatch  the kernel's checkpatch.pl --strict on every C and shell file and
 #            on the kernel patch series (tools/kernel/patches/)
 #   sparse   the test modules through sparse (C=2) and W=1
@@ -41,7 +44,7 @@
 #            with KSRC=<a tree of one's own>, and its refusals of what cannot
 #            work; the kernel booted the one built (two PATCH= kernels of
 #            one size, an image that is not its vmlinux refused)
-#   fresh    the README's commands in a fresh minimal Debian root: its
+#   fresh    README.md's commands in a fresh minimal Debian root: its
 #            prerequisites line, a clone, make vm, the stock verdicts
 #   bench    tools/bench --quick: its table, with ratios that are numbers
 # Each stage reports "N passed, N failed[, N skipped]" (or a kselftest

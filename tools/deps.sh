@@ -24,7 +24,7 @@ PROG=${0##*/}
 #   apt-utils (apt-get download), dpkg: fetching Debian's kernel packages
 #   python3, shellcheck, sparse: the project's own checks
 #   hyperfine: tools/bench (make bench, and make check's quick one)
-#   debootstrap: the check of the README's commands on a fresh machine
+#   debootstrap: the check of README.md's commands on a fresh machine
 readonly packages=(
 	autoconf automake bc bison build-essential busybox-static ccache cpio debootstrap
 	dwarves flex gcc-12 hyperfine kmod libelf-dev liblzma-dev libssl-dev

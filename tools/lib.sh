@@ -85,16 +85,35 @@ esac
 # shellcheck disable=SC2034 # for the scripts that source this
 readonly SOURCE_VARIANTS="vanilla patched fixed window"
 
-# suite_files: the suite's files as they go into a kernel tree
-# (tools/testing/selftests/module_async/), NUL-terminated, relative to
-# $TOP: what git tracks or would track, but for this repository's CI entry
-# point (.ci/) and the kernel patches the VM's source kernels are built
-# with (tools/kernel/patches/: a kernel change is sent as a patch to the
-# kernel, not as a file of a selftest).
-suite_files()
+# The payload: the files that go into a kernel tree as
+# tools/testing/selftests/module_async/, listed here and nowhere else (git
+# pathspecs, relative to $TOP): the kselftest Makefile, the in-tree README,
+# config, settings, the driver, the runner and its library (not its host
+# tests, lib/test_*.c) and the test modules.  Nothing of tools/, no host
+# tests or their lib/Makefile, no standalone build rules (GNUmakefile), no
+# CI files (.ci/), no project README (README.md).
+readonly PAYLOAD=(Makefile README config settings module_async.sh module_async.c
+	':(glob)runner/*.[ch]' ':(glob)lib/*.[ch]' ':(exclude,glob)lib/test_*'
+	modules/Makefile ':(glob)modules/*.[ch]')
+
+# payload_files: the payload's files, NUL-terminated, relative to $TOP:
+# those of PAYLOAD git tracks or would track.
+payload_files()
 {
-	(cd "$TOP" && git ls-files -z --cached --others --exclude-standard -- . \
-		':!.ci' ':!tools/kernel/patches')
+	(cd "$TOP" && git ls-files -z --cached --others --exclude-standard -- "${PAYLOAD[@]}")
+}
+
+# payload_copy DIR: the payload into DIR (made), as it goes into a tree.
+payload_copy()
+{
+	mkdir -p "$1" && payload_files | rsync -a --from0 --files-from=- "$TOP/" "$1/"
+}
+
+# clone_files: what a clone of this repository holds (what git tracks or
+# would track), NUL-terminated, relative to $TOP.
+clone_files()
+{
+	(cd "$TOP" && git ls-files -z --cached --others --exclude-standard -- .)
 }
 
 # is_source_variant WORD: WORD is one of them.
@@ -171,6 +190,19 @@ skip()
 {
 	echo "SKIP $*"
 	skipped=$((${skipped:-0} + 1))
+}
+
+# verify WHAT CMD...: PASS WHAT if CMD succeeds, else FAIL WHAT.
+verify()
+{
+	local what=$1
+
+	shift
+	if "$@"; then
+		pass "$what"
+	else
+		fail "$what"
+	fi
 }
 
 checks_summary()

@@ -2,17 +2,23 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # series.sh - the suite as the patch series a maintainer would receive
-# against Debian's linux-source-X.Y (`make series`):
-#   0/2  a cover letter
-#   1/2  tools/testing/selftests/module_async/, this directory as
-#        tools/vm/ksft-install.sh puts it into a tree (lib.sh's
-#        suite_files), and its MAINTAINERS line under MODULE SUPPORT,
-#        whose maintainers own what it tests (kernel/module/)
-#   2/2  tools/testing/selftests/Makefile: module_async in TARGETS, in
-#        order, so that `make kselftest` runs it
+# against Debian's linux-source-X.Y (`make series`): the payload
+# (tools/lib.sh's PAYLOAD) as tools/testing/selftests/module_async/, in
+# patches that each build on the ones before them:
+#   0/5  a cover letter: the payload's size in lines, what the suite finds
+#        on today's kernels (tools/expected/verdicts), checkpatch's findings
+#        kept and why (tools/lint.exceptions)
+#   1/5  the test modules (modules/)
+#   2/5  the runner's library (lib/)
+#   3/5  the cases: the runner and its case table (module_async.c, runner/)
+#   4/5  the driver, Makefile, config, settings and README (the rest)
+#   5/5  MAINTAINERS (the directory under MODULE SUPPORT, whose maintainers
+#        own kernel/module/) and module_async in the selftests Makefile's
+#        TARGETS, in order, so that `make kselftest` runs it
 # made with git in a scratch repository whose base commit holds the two
 # files of the source the series changes, and written as
-# DIR/000N-*.patch.  The author is this repository's git user.
+# DIR/000N-*.patch.  The author is this repository's git user (or
+# GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL).
 
 set -euo pipefail
 
@@ -59,8 +65,10 @@ if [ ! -f "$src/MAINTAINERS" ] || [ ! -f "$src/tools/testing/selftests/Makefile"
 	die "$src is not a kernel source tree"
 fi
 
-name=$(git -C "$TOP" config user.name) || die "no git user.name to sign the series with"
-email=$(git -C "$TOP" config user.email) || die "no git user.email to sign the series with"
+name=${GIT_AUTHOR_NAME:-$(git -C "$TOP" config user.name)} ||
+	die "no git user.name (nor GIT_AUTHOR_NAME) to sign the series with"
+email=${GIT_AUTHOR_EMAIL:-$(git -C "$TOP" config user.email)} ||
+	die "no git user.email (nor GIT_AUTHOR_EMAIL) to sign the series with"
 export GIT_AUTHOR_NAME=$name GIT_AUTHOR_EMAIL=$email
 export GIT_COMMITTER_NAME=$name GIT_COMMITTER_EMAIL=$email
 
@@ -81,9 +89,72 @@ commit()
 	git -C "$repo" commit -q -s -m "$1" -m "$2"
 }
 
-mkdir "$repo/$selftests/$TARGET"
-suite_files | rsync -a --from0 --files-from=- "$TOP/" "$repo/$selftests/$TARGET/" ||
-	die "cannot copy the suite"
+suite=$repo/$selftests/$TARGET
+payload_copy "$work/payload" || die "cannot copy the suite"
+
+# patch SUBJECT BODY PATH...: the payload's PATHs added to the tree and
+# committed ("." for the rest).
+patch()
+{
+	local subject=$1 body=$2 p
+
+	shift 2
+	for p; do
+		mkdir -p "$suite/$(dirname "$p")"
+		cp -a "$work/payload/$p" "$suite/$(dirname "$p")/"
+	done
+	git -C "$repo" add -A
+	commit "selftests: $TARGET: $subject" "$body"
+}
+
+patch "test modules for module loading versus async calls" \
+"do_init_module() waits for all async work after a module's init
+(async_synchronize_full()). An async job that loads a module
+synchronously (a probe's request_module(), a write of an unloaded I/O
+scheduler's name to queue/scheduler) then waits for modprobe while
+modprobe waits for it: a deadlock that nothing can kill. 3.8 synced only
+if the init used async (PF_USED_ASYNC); 5.17 reverted that because a
+module whose init hands its async work to a worker returned too early.
+
+Add the modules the selftest loads to show which of these behaviours a
+kernel has: each queues async work (from its init, a worker, a probe, or
+chained), or requests another module from an async job, and holds that
+work on a gate the test opens through a module parameter, so that every
+wait the test makes is bounded. They build as external modules against
+KDIR:
+
+  make -C tools/testing/selftests/$TARGET/modules KDIR=..." modules
+
+patch "the runner's library" \
+"The helpers the runner is built from, each bounded: loading and
+unloading a module and reading its state, children with a deadline,
+waits on a condition with a timeout, the stuck tasks' stacks (sysrq,
+/proc/PID/stack) to prove a deadlock with its wait-for cycle, the
+kernel log since a mark, module parameters as knobs, and the KTAP
+output. Nothing runs them yet." lib
+
+patch "the cases" \
+"The runner, module_async, and its table of cases: one KTAP line per
+case, stable across kernels. Each case loads test modules, opens their
+gates, and checks the promises a load makes the moment it returns: every
+async call its init made (itself, through a worker or probe, or chained)
+is done; it never waits for the async job that requested it; the kernel
+warns on a synchronous request from async; async_probe skips the wait;
+it does not wait for unrelated async work. A case that would wedge the
+kernel runs only where the measured policy says it is safe, or when
+allowed (--allow-deadlock, in a throw-away VM); a deadlock is reported
+as a TIMEOUT with its stacks and wait-for cycle." module_async.c runner
+
+patch "module loading versus async function calls" \
+"Add the kselftest itself: module_async.sh checks what the suite needs
+(root, module support, test modules built for the running kernel) and
+skips saying why, then runs the runner under settings' timeout. The
+Makefile builds the runner, and the test modules as TEST_GEN_MODS_DIR
+when KDIR names a kernel build tree (default: the running kernel's).
+config lists the options the cases need; README says how to run and
+read it." .
+diff -r "$work/payload" "$suite" >/dev/null || die "the patches do not hold the payload"
+
 LC_ALL=C awk -v sect="$MAINTAINERS_SECTION" -v f="F:	$selftests/$TARGET/" '
 	$0 == sect { inside = 1 }
 	inside && !done && (/^F:/ && $0 > f || $0 == "") {
@@ -94,27 +165,6 @@ LC_ALL=C awk -v sect="$MAINTAINERS_SECTION" -v f="F:	$selftests/$TARGET/" '
 	END { if (!done) exit 1 }
 ' "$src/MAINTAINERS" >"$repo/MAINTAINERS" ||
 	die "no \"$MAINTAINERS_SECTION\" entry in MAINTAINERS"
-git -C "$repo" add -A
-commit "selftests: $TARGET: module loading versus async function calls" \
-"do_init_module() waits for all async work after a module's init
-(async_synchronize_full()). An async job that loads a module
-synchronously (a probe's request_module(), a write of an unloaded I/O
-scheduler's name to queue/scheduler) then waits for modprobe while
-modprobe waits for it: a deadlock that nothing can kill. 3.8 synced only
-if the init used async (PF_USED_ASYNC); 5.17 reverted that because a
-module whose init hands its async work to a worker returned too early.
-
-Add a kselftest that shows, case by case, which of these behaviours a
-kernel has, as KTAP with one stable line per case: test modules hold
-their async jobs on gates the runner opens, every wait is bounded, a
-deadlock is proven from the stuck tasks' stacks and reported with its
-wait-for cycle, and the cases that would wedge the kernel run only where
-the measured policy says they are safe, or when allowed (in a throw-away
-VM). The test modules build against KDIR like TEST_GEN_MODS_DIR; without
-a kernel build tree the suite skips, saying why. tools/ is the suite's
-host side, to fetch or build a kernel and run the suite in QEMU; README
-says how."
-
 LC_ALL=C awk -v t="$TARGET" '
 	!done && /^TARGETS \+= / && $3 > t { print "TARGETS += " t; done = 1 }
 	{ print }
@@ -122,12 +172,73 @@ LC_ALL=C awk -v t="$TARGET" '
 ' "$src/$selftests/Makefile" >"$repo/$selftests/Makefile" ||
 	die "no TARGETS line to put $TARGET before in $selftests/Makefile"
 git -C "$repo" add -A
-commit "selftests: run $TARGET" \
-"Add module_async to the targets make kselftest builds and runs."
+commit "selftests: $TARGET: run it with make kselftest, under MODULE SUPPORT" \
+"Add module_async to the targets make kselftest builds and runs, and its
+directory to MODULE SUPPORT in MAINTAINERS: what it tests is
+kernel/module/'s."
+
+# counts KERNEL [--allow-deadlock]: "N ok, N skip, ..." of KERNEL's column
+# of the expected table.
+counts()
+{
+	"$TOOLS/expected/expected.sh" ${2:+"$2"} column "$1" |
+		awk '!/^#/ && $1 != "policy" && $1 != "status" { n[$2]++ }
+		END {
+			split("ok not-ok skip timeout error", order)
+			for (i = 1; i <= 5; i++)
+				if (n[order[i]]) s = s (s ? ", " : "") n[order[i]] " " order[i]
+			print s
+		}' || die "no column $1 in tools/expected/verdicts"
+}
+
+# blurb: the cover letter's text.
+blurb()
+{
+	local lines files k what kept
+
+	lines=$(payload_files | (cd "$TOP" && xargs -0 cat) | wc -l)
+	files=$(payload_files | tr -cd '\0' | wc -c)
+	cat <<EOF
+A selftest for the deadlock between module init's wait for all async
+work and an async job that loads a module: which behaviour a kernel has
+(the 3.8 flag, the 5.17 revert), case by case, as KTAP, without wedging
+the run that asked.
+
+Patches 1-4 add tools/testing/selftests/$TARGET/, $lines lines in $files
+files, each patch building on the ones before it: the test modules, the
+runner's library, the cases, then the driver, Makefile, config, settings
+and README. Patch 5 runs it from make kselftest and lists it under
+MODULE SUPPORT.
+
+What it finds on today's Debian kernels: per kernel, one run of the
+suite in QEMU (TCG, 2 vCPUs) as it is (safe: what the kernel's policy
+would wedge skips) and one with deadlocks allowed (--allow-deadlock: a
+deadlock is a TIMEOUT with its stacks and wait-for cycle), the verdicts
+the project's table of expected verdicts holds and checks every run
+against:
+
+EOF
+	for k in stock-bullseye stock stock-trixie stock-sid; do
+		what=$(sed -nE "s/^#   $k +(.*[^:]):?\$/\\1/p" "$TOOLS/expected/verdicts")
+		printf '  %s\n' "$what"
+		printf '    policy %s; safe: %s\n' \
+			"$("$TOOLS/expected/expected.sh" column "$k" | sed -n 's/^policy //p')" \
+			"$(counts "$k")"
+		printf '    deadlocks allowed: %s\n' "$(counts "$k" --allow-deadlock)"
+	done
+	echo
+	echo "checkpatch.pl --strict finds only these, kept on purpose:"
+	# "checkpatch build/lint/series/000N-*.patch TYPE: why" (or 000[N-M]).
+	kept='s|^checkpatch build/lint/series/000\[?([0-9-]+)\]?-\*\.patch ([A-Z_]+):|'
+	sed -nE "$kept\\2 (patch \\1):|p" "$TOOLS/lint.exceptions" |
+		sed -E 's/\(patch ([0-9]-[0-9])\)/(patches \1)/' | fold -s -w 70 |
+		sed 's/ *$//; s/^/  /'
+}
+blurb >"$work/blurb"
 
 rm -rf "$out"
 mkdir -p "$out"
-git -C "$repo" format-patch -q --cover-letter -o "$out" HEAD~2 >/dev/null
+git -C "$repo" format-patch -q --cover-letter -o "$out" HEAD~5 >/dev/null
 cover=$(find "$out" -name '0000-cover-letter.patch')
 # The cover letter git leaves blank, filled in.
 awk '
@@ -136,13 +247,11 @@ awk '
 		    "selftests: module_async: module loading versus async function calls")
 	}
 	/\*\*\* BLURB HERE \*\*\*/ {
-		print "A selftest for the deadlock between module init'"'"'s wait for all async"
-		print "work and an async job that loads a module: which behaviour a kernel"
-		print "has (the 3.8 flag, the 5.17 revert), case by case, as KTAP, without"
-		print "wedging the run that asked. Patch 1 is the suite, patch 2 runs it."
+		while ((getline line < blurb) > 0)
+			print line
 		next
 	}
 	{ print }
-' "$cover" >"$cover.new"
+' blurb="$work/blurb" "$cover" >"$cover.new"
 mv "$cover.new" "$cover"
 ls "$out"/*.patch

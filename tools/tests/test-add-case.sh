@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# test-add-case.sh - cases added as README's "Adding a case" says, and
+# test-add-case.sh - cases added as README.md's "Adding a case" says, and
 # everything else following from them.
 #
 # On a copy of the tree (the files git knows, as they are now), adds first

@@ -52,7 +52,7 @@ table_problem()
 }
 
 # latency_problem FILE: why FILE has no latency row with its figures and
-# ratio (nothing if it has).  README's table is older than the row:
+# ratio (nothing if it has).  tools/README's table is older than the row:
 # checked apart.
 latency_problem()
 {
@@ -63,16 +63,17 @@ latency_problem()
 		echo "no figures and ratio in '$line'"
 }
 
-# The reader can fail: README's table taken, tables with a row, a ratio or
+# The reader can fail: tools/README's table taken, tables with a row, a ratio or
 # the header missing or not numbers refused.
 good=$(mktemp)
 bad=$(mktemp)
 trap 'rm -f "$good" "$bad"' EXIT
-sed -n '/^    module_async bench, /,/^    ratio make-vm\/floor: /s/^    //p' "$TOP/README" >"$good"
+sed -n '/^    module_async bench, /,/^    ratio make-vm\/floor: /s/^    //p' \
+	"$TOOLS/README" >"$good"
 if [ -z "$(table_problem "$good")" ]; then
-	pass "the reader takes README's table"
+	pass "the reader takes tools/README's table"
 else
-	fail "the reader refuses README's table: $(table_problem "$good")"
+	fail "the reader refuses tools/README's table: $(table_problem "$good")"
 fi
 for mangle in 's/^ratio suite\/floor: .*/ratio suite\/floor: -/' '/^ratio make-vm/d' \
 	      '/^floor stock /s/1\.00/ - /' '1d'; do

@@ -1,11 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# test-fresh.sh - the README's first commands on a fresh machine.
+# test-fresh.sh - README.md's first commands on a fresh machine.
 #
 # A minimal Debian bookworm root (debootstrap --variant=minbase), given this
 # machine's apt sources and nothing else; in it, as root under chroot (with
-# /dev, /proc and /sys bind-mounted): the prerequisites command the README
+# /dev, /proc and /sys bind-mounted): the prerequisites command README.md
 # gives, a clone of the project's committed HEAD, and `make vm` in that
 # clone, with a cache of its own (empty: nothing is fetched or built before);
 # first, as another user, `make vm` must stop at once, naming the apt-get
@@ -33,7 +33,7 @@ usage()
 	cat <<EOF
 Usage: $PROG [--commit REV] [--mirror URL] [--keep]
 
-Runs the README's prerequisites command and \`make vm\` in a fresh minimal
+Runs README.md's prerequisites command and \`make vm\` in a fresh minimal
 Debian $SUITE root, in a clone of the project, and checks the verdicts.
 
   --commit REV  clone this commit (default: HEAD; uncommitted changes are
@@ -71,10 +71,10 @@ if [ -z "$mirror" ]; then
 	[ -n "$mirror" ] || die "no Debian mirror in this machine's apt sources: give --mirror"
 fi
 
-# ---- the README's commands ------------------------------------------------
+# ---- README.md's commands ------------------------------------------------
 
-# What a bare machine needs first: the README's first indented apt-get line.
-prereq=$(sed -n 's/^    \(apt-get .*\)$/\1/p' "$TOP/README" | head -n 1)
+# What a bare machine needs first: README.md's first indented apt-get line.
+prereq=$(sed -n 's/^    \(apt-get .*\)$/\1/p' "$TOP/README.md" | head -n 1)
 prereq=${prereq%%#*}
 
 # ---- the minbase root, made once -----------------------------------------
@@ -174,9 +174,9 @@ mount --make-rslave "$root/sys"
 git clone -q --bare "$TOP" "$root/srv/module_async.git"
 
 if [ -n "$prereq" ] && in_root "$prereq" >"$log/prereq.log" 2>&1; then
-	pass "the README's prerequisites: $prereq"
+	pass "README.md's prerequisites: $prereq"
 else
-	fail "the README's prerequisites '${prereq:-none found}' (log: $log/prereq.log)"
+	fail "README.md's prerequisites '${prereq:-none found}' (log: $log/prereq.log)"
 fi
 if in_root "git clone -q /srv/module_async.git /root/module_async &&
 	    git -C /root/module_async checkout -q $rev" >"$log/clone.log" 2>&1; then

@@ -148,7 +148,7 @@ vm_env=(env)
 # first word, "$tmp/a").
 top="$tmp/a b/clone"
 mkdir -p "$top"
-suite_files | rsync -a --from0 --files-from=- "$TOP/" "$top/" || die "cannot copy the suite"
+clone_files | rsync -a --from0 --files-from=- "$TOP/" "$top/" || die "cannot copy the suite"
 (cd "$top" && find . | LC_ALL=C sort) >"$tmp/before"
 refused "a checkout under a path with a space: refused, naming it" \
 	"the checkout $top: it holds a space"

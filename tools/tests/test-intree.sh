@@ -3,14 +3,15 @@
 #
 # test-intree.sh - the suite as a kselftest target of a real kernel tree.
 #
-# Puts this directory into a copy of Debian's linux-source tree as
-# tools/testing/selftests/module_async (tools/vm/ksft-install.sh: hard links
-# to the cache, never written) and checks the kselftest ways in:
+# Puts the payload (tools/lib.sh's PAYLOAD) into a copy of Debian's
+# linux-source tree as tools/testing/selftests/module_async
+# (tools/vm/ksft-install.sh: hard links to the cache, never written) and
+# checks the kselftest ways in:
 #   make -C tools/testing/selftests TARGETS=module_async [KDIR=...]
 #   ... run_tests, ... install INSTALL_PATH=..., run_kselftest.sh -c
 #   ... O=DIR (out of the source tree)
 #   make O=DIR kselftest TARGETS=module_async KDIR=... (top level)
-#   a lib.mk that builds TEST_GEN_MODS_DIR itself, as newer kernels' do
+#   the test modules left to lib.mk (an older one given the newer rules)
 # The test modules are built against Debian's stock headers
 # (tools/kernel/fetch-kernel.sh). The host cannot load them, so every run here
 # must be a whole-suite SKIP with a sane reason in well-formed KTAP, parsed
@@ -75,19 +76,6 @@ kunit=$src/tools/testing/kunit
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-# check WHAT CMD...: CMD succeeds.
-check()
-{
-	local what=$1
-
-	shift
-	if "$@"; then
-		pass "$what"
-	else
-		fail "$what"
-	fi
-}
-
 # run LOG CMD...: run a command with its output in LOG (and in this log,
 # indented); its status is the command's.  Through a pipe: the kselftest
 # runner appends to /dev/stdout, which on a file would overwrite.
@@ -110,13 +98,6 @@ tree=$("$TOOLS/vm/ksft-install.sh" --source "$src" --tree "$out/linux" | tail -n
 	die "could not put the suite into a copy of $src"
 selftests=$tree/tools/testing/selftests
 suite=$selftests/module_async
-
-copy_suite()
-{
-	rm -rf "$1"
-	mkdir -p "$1"
-	suite_files | rsync -a --from0 --files-from=- "$TOP/" "$1/" || die "cannot copy the suite"
-}
 
 ksft_make()
 {
@@ -197,129 +178,105 @@ executable()
 log_has() { grep -qE -- "$2" "$1"; }
 log_lacks() { ! grep -qE -- "$2" "$1"; }
 logs=$out/logs
-rm -rf "$logs" "$out/install" "$out/out" "$out/newlibmk"
+rm -rf "$logs" "$out/install" "$out/out"
 mkdir -p "$logs"
 
 # ---- in the source tree, without KDIR: the runner only ---------------------
 # KDIR defaults to the running kernel's /lib/modules/<release>/build: point
 # it at a directory that is no kernel tree, for the same result everywhere.
-check "in-tree build without a kernel tree: make succeeds" \
+verify "in-tree build without a kernel tree: make succeeds" \
 	run "$logs/build-nokdir" ksft_make V=1 KDIR=/nonexistent
-check "in-tree build: the runner is built" executable "$suite/module_async"
-check "in-tree build: the runner includes the tree's kselftest.h (-I..)" \
+verify "in-tree build: the runner is built" executable "$suite/module_async"
+verify "in-tree build: the runner includes the tree's kselftest.h (-I..)" \
 	log_has "$logs/build-nokdir" ' -I\.\. .*module_async\.c'
-check "in-tree build: the cache's kselftest.h is not used" \
+verify "in-tree build: the cache's kselftest.h is not used" \
 	log_lacks "$logs/build-nokdir" 'fetch-source|\.cache/module_async'
-check "in-tree build: with the warnings as errors" \
+verify "in-tree build: with the warnings as errors" \
 	log_has "$logs/build-nokdir" '-Wall -Wextra -Werror'
-check "in-tree build without a kernel tree: no test modules" no_modules_in "$suite/modules"
+verify "in-tree build without a kernel tree: no test modules" no_modules_in "$suite/modules"
 
 # ---- in the source tree, KDIR=: runner and modules, run_tests ---------------
-check "in-tree build with KDIR: make succeeds" \
+verify "in-tree build with KDIR: make succeeds" \
 	run "$logs/build" ksft_make KDIR="$kdir"
-check "in-tree build with KDIR: every test module built for $krel" \
+verify "in-tree build with KDIR: every test module built for $krel" \
 	modules_built_in "$suite/modules"
-check "in-tree build: modules built with KBUILD_EXTMOD, not M=" \
+verify "in-tree build: modules built with KBUILD_EXTMOD, not M=" \
 	grep -q 'KBUILD_EXTMOD=.*modules' "$suite/modules/Makefile"
-check "run_tests: the kselftest runner exits 0" \
+verify "run_tests: the kselftest runner exits 0" \
 	run "$logs/run_tests" ksft_make KDIR="$kdir" run_tests
 # run_tests prints a whole document where the tree's run_many() prints
 # the version line and the plan (6.1); 7.2's leaves them to
 # run_kselftest.sh, and prints its result lines alone.
 if grep -q 'TAP version' "$selftests/kselftest/runner.sh"; then
-	check "run_tests: the runner's KTAP: one test, skipped" \
+	verify "run_tests: the runner's KTAP: one test, skipped" \
 		runner_document_ok "$logs/run_tests"
-	check "run_tests: the kernel's KTAP parser reads it" kunit_parses "$logs/run_tests"
+	verify "run_tests: the kernel's KTAP parser reads it" kunit_parses "$logs/run_tests"
 else
-	check "run_tests: the runner's one result, skipped (no header: this tree's run_many)" \
+	verify "run_tests: the runner's one result, skipped (no header: this tree's run_many)" \
 		test "$("$KTAP" verdicts "$logs/run_tests")" = "1 $HEADER skip"
 fi
-check "run_tests: the suite's own KTAP nested in it: SKIP '$skip_reason'" \
+verify "run_tests: the suite's own KTAP nested in it: SKIP '$skip_reason'" \
 	nested_skip_ok "$logs/run_tests"
 
 # ---- install and run_kselftest.sh ------------------------------------------
 inst=$out/install
-check "install INSTALL_PATH=: make succeeds" \
+verify "install INSTALL_PATH=: make succeeds" \
 	run "$logs/install" ksft_make KDIR="$kdir" install INSTALL_PATH="$inst"
-check "install: module_async.sh and the runner, executable" \
+verify "install: module_async.sh and the runner, executable" \
 	executable "$inst/module_async/module_async.sh" "$inst/module_async/module_async"
-check "install: config and settings" \
+verify "install: config and settings" \
 	test -f "$inst/module_async/config" -a -f "$inst/module_async/settings"
-check "install: the test modules where module_async.sh looks (module_async/modules/)" \
+verify "install: the test modules where module_async.sh looks (module_async/modules/)" \
 	modules_built_in "$inst/module_async/modules"
-check "install: kselftest-list.txt lists module_async:module_async.sh" \
+verify "install: kselftest-list.txt lists module_async:module_async.sh" \
 	test "$(grep '^module_async:' "$inst/kselftest-list.txt" 2>/dev/null)" = \
 		"module_async:module_async.sh"
-check "installed: run_kselftest.sh -l lists it" \
+verify "installed: run_kselftest.sh -l lists it" \
 	run "$logs/list" "$inst/run_kselftest.sh" -l
-check "installed: ... and only it" \
+verify "installed: ... and only it" \
 	test "$(grep -c . "$logs/list")" -eq 2 -a \
 		"$(tail -n 1 "$logs/list")" = "module_async:module_async.sh"
-check "installed: run_kselftest.sh -c module_async exits 0" \
+verify "installed: run_kselftest.sh -c module_async exits 0" \
 	run "$logs/run_kselftest" "$inst/run_kselftest.sh" -c module_async
-check "installed: the runner's KTAP: one test, skipped" runner_document_ok "$logs/run_kselftest"
-check "installed: the suite's own KTAP nested in it: SKIP '$skip_reason'" \
+verify "installed: the runner's KTAP: one test, skipped" runner_document_ok "$logs/run_kselftest"
+verify "installed: the suite's own KTAP nested in it: SKIP '$skip_reason'" \
 	nested_skip_ok "$logs/run_kselftest"
-check "installed: the kernel's KTAP parser reads it" kunit_parses "$logs/run_kselftest"
+verify "installed: the kernel's KTAP parser reads it" kunit_parses "$logs/run_kselftest"
 
 # ---- clean -------------------------------------------------------------------
-check "clean: make succeeds" run "$logs/clean" ksft_make KDIR="$kdir" clean
-check "clean: runner and modules gone" \
+verify "clean: make succeeds" run "$logs/clean" ksft_make KDIR="$kdir" clean
+verify "clean: runner and modules gone" \
 	test ! -e "$suite/module_async" -a ! -e "$suite/modules/ma_gate.ko"
 
 # ---- out of the source tree (O=) --------------------------------------------
 o=$out/out
-check "O= build: make succeeds" run "$logs/build-o" ksft_make KDIR="$kdir" O="$o"
-check "O= build: the runner in O=/kselftest/module_async/" \
+verify "O= build: make succeeds" run "$logs/build-o" ksft_make KDIR="$kdir" O="$o"
+verify "O= build: the runner in O=/kselftest/module_async/" \
 	executable "$o/kselftest/module_async/module_async"
-check "O= build: the runner not in the source tree" test ! -e "$suite/module_async"
-check "O= build: the modules beside the runner" \
+verify "O= build: the runner not in the source tree" test ! -e "$suite/module_async"
+verify "O= build: the modules beside the runner" \
 	modules_built_in "$o/kselftest/module_async/modules"
-check "O= install: make succeeds" \
+verify "O= install: make succeeds" \
 	run "$logs/install-o" ksft_make KDIR="$kdir" O="$o" install INSTALL_PATH="$o/install"
-check "O= install: the runner installed" executable "$o/install/module_async/module_async"
-check "O= install: the modules installed" modules_built_in "$o/install/module_async/modules"
+verify "O= install: the runner installed" executable "$o/install/module_async/module_async"
+verify "O= install: the modules installed" modules_built_in "$o/install/module_async/modules"
 ksft_make KDIR="$kdir" clean >/dev/null 2>&1 || true
 
-# ---- a lib.mk that builds TEST_GEN_MODS_DIR itself ----------------------------
-# Newer lib.mks build TEST_GEN_MODS_DIR in place ("make -C <dir>") as part of
-# "all", clean it, and install its *.ko to $(INSTALL_PATH)/<dir>/.  In an
-# older tree (6.1), a copy of its lib.mk is given rules with those names and
-# behaviour: the suite's Makefile must leave the modules to it, once,
-# without a clash.  A newer tree's own lib.mk is the one checked above.
-if grep -q '^gen_mods_dir:' "$selftests/lib.mk"; then
-	skip "newer lib.mk: this tree's own lib.mk builds TEST_GEN_MODS_DIR (checked above)"
+# ---- lib.mk builds TEST_GEN_MODS_DIR -------------------------------------------
+# The suite's Makefile leaves the test modules to lib.mk, as newer trees'
+# lib.mk builds them; a tree whose lib.mk predates that (6.1) is given the
+# same rules by tools/vm/ksft-install.sh (tools/kernel/lib.mk-mods), never
+# by the suite's own Makefile.
+verify "the suite's Makefile defines none of lib.mk's module rules" \
+	log_lacks "$suite/Makefile" '^(gen_mods_dir|clean_mods_dir|install_mods_dir):'
+verify "the build: no clash of rules" log_lacks "$logs/build" 'warning: (overriding|ignoring)'
+verify "the build: the modules built once" \
+	test "$(grep -c 'LD \[M\].*ma_gate\.ko' "$logs/build")" -eq 1
+if grep -q '^gen_mods_dir:' "$src/tools/testing/selftests/lib.mk"; then
+	skip "this tree's own lib.mk builds TEST_GEN_MODS_DIR"
 else
-newsel=$out/newlibmk/tools/testing/selftests
-mkdir -p "$newsel"
-cp -a "$selftests/kselftest.h" "$selftests/kselftest_harness.h" "$newsel/"
-{
-	cat "$selftests/lib.mk"
-	cat <<'EOF'
-
-# ---- test-intree.sh: as newer lib.mks do ----
-all: $(if $(TEST_GEN_MODS_DIR),gen_mods_dir)
-install: $(if $(TEST_GEN_MODS_DIR),install_mods_dir_newer)
-clean: $(if $(TEST_GEN_MODS_DIR),clean_mods_dir)
-gen_mods_dir:
-	$(MAKE) -C $(TEST_GEN_MODS_DIR)
-clean_mods_dir:
-	$(MAKE) -C $(TEST_GEN_MODS_DIR) clean
-install_mods_dir_newer: all
-	mkdir -p $(INSTALL_PATH)/$(notdir $(TEST_GEN_MODS_DIR))
-	rsync -a $(TEST_GEN_MODS_DIR)/*.ko $(INSTALL_PATH)/$(notdir $(TEST_GEN_MODS_DIR))/
-.PHONY: gen_mods_dir clean_mods_dir install_mods_dir_newer
-EOF
-} >"$newsel/lib.mk"
-copy_suite "$newsel/module_async"
-check "newer lib.mk: build and install succeed" \
-	run "$logs/newlibmk" make -C "$newsel/module_async" KDIR="$kdir" all install \
-		INSTALL_PATH="$out/newlibmk/install"
-check "newer lib.mk: no clash of rules" log_lacks "$logs/newlibmk" 'warning: (overriding|ignoring)'
-check "newer lib.mk: the modules built once" \
-	test "$(grep -c 'LD \[M\].*ma_gate\.ko' "$logs/newlibmk")" -eq 1
-check "newer lib.mk: installed by lib.mk to module_async/modules/" \
-	modules_built_in "$out/newlibmk/install/modules"
+	verify "an older lib.mk: given tools/kernel/lib.mk-mods in the copy only" \
+		grep -q '^gen_mods_dir:' "$selftests/lib.mk"
 fi
 
 # ---- the top level: make O=... kselftest ----------------------------------------
@@ -329,14 +286,14 @@ if [ "$toplevel" -eq 1 ]; then
 		run "$logs/tinyconfig" make -s -C "$tree" O="$obj" tinyconfig >/dev/null ||
 			die "cannot configure $obj"
 	fi
-	check "top level: make O=... kselftest TARGETS=module_async KDIR=... exits 0" \
+	verify "top level: make O=... kselftest TARGETS=module_async KDIR=... exits 0" \
 		run "$logs/kselftest" make -C "$tree" O="$obj" kselftest TARGETS=module_async \
 			KDIR="$kdir"
-	check "top level: the modules built for $krel" \
+	verify "top level: the modules built for $krel" \
 		modules_built_in "$obj/kselftest/module_async/modules"
-	check "top level: the runner's KTAP: one test, skipped" \
+	verify "top level: the runner's KTAP: one test, skipped" \
 		runner_document_ok "$logs/kselftest"
-	check "top level: the suite's own KTAP nested in it: SKIP '$skip_reason'" \
+	verify "top level: the suite's own KTAP nested in it: SKIP '$skip_reason'" \
 		nested_skip_ok "$logs/kselftest"
 	make -C "$suite" KDIR="$kdir" clean >/dev/null 2>&1 || true
 fi

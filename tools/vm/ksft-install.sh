@@ -7,8 +7,11 @@
 # The tree is a copy of Debian's linux-source tree (tools/kernel/fetch-source.sh)
 # made of hard links, so the shared cache is never written (builds write
 # new files only), kept as an entry with a stamp like those of the cache
-# (tools/lib.sh); each run puts this directory in afresh as
-# tools/testing/selftests/module_async (lib.sh's suite_files). With --install, it then runs
+# (tools/lib.sh); each run applies `make series` against that source to it
+# afresh (tools/testing/selftests/module_async/, lib.sh's PAYLOAD, with
+# its MAINTAINERS and TARGETS lines), and gives a
+# lib.mk that predates TEST_GEN_MODS_DIR (6.1's) the rules of newer ones
+# (tools/kernel/lib.mk-mods). With --install, it then runs
 #   make -C tools/testing/selftests TARGETS=module_async KDIR=... \
 #        install INSTALL_PATH=DIR
 # whose DIR holds run_kselftest.sh, kselftest/, kselftest-list.txt and
@@ -72,10 +75,32 @@ if ! entry_valid "$tree" "$stamp"; then
 	entry_commit "$tree" "$stamp"
 fi
 
-suite=$tree/tools/testing/selftests/module_async
-rm -rf "$suite"
-mkdir -p "$suite"
-suite_files | rsync -a --from0 --files-from=- "$TOP/" "$suite/" || die "cannot copy the suite"
+# The suite goes in as a maintainer takes it: `make series` against this
+# source (tools/kernel/series.sh), every patch applied by git apply, which
+# writes each file it changes anew (a hard link to the cache is replaced,
+# never written through), outside any git repository above the tree; the
+# files the series changes outside the suite are the source's again first.
+series=$(mktemp -d "${TMPDIR:-/tmp}/ksft-series.XXXXXX")
+trap 'rm -rf "$series"' EXIT
+git -C "$TOP" config user.name >/dev/null ||
+	export GIT_AUTHOR_NAME=ksft-install GIT_AUTHOR_EMAIL=ksft-install@localhost
+"$TOOLS/kernel/series.sh" --source "$src" --out "$series" >/dev/null ||
+	die "could not make the series against $src"
+selftests=$tree/tools/testing/selftests
+rm -rf "$selftests/module_async"
+for f in MAINTAINERS tools/testing/selftests/Makefile; do
+	ln -f "$src/$f" "$tree/$f" || die "cannot restore $tree/$f"
+done
+(cd "$tree" && GIT_CEILING_DIRECTORIES=$(dirname "$tree") \
+	git apply --whitespace=error "$series"/000[1-9]-*.patch) ||
+	die "the series does not apply to $tree"
+# A new file, never the cache's (the tree's lib.mk is a hard link to it).
+libmk=$src/tools/testing/selftests/lib.mk
+if ! grep -q '^gen_mods_dir:' "$libmk"; then
+	cat "$libmk" "$TOOLS/kernel/lib.mk-mods" >"$selftests/lib.mk.new" ||
+		die "cannot extend $selftests/lib.mk"
+	mv "$selftests/lib.mk.new" "$selftests/lib.mk" || die "cannot extend $selftests/lib.mk"
+fi
 
 if [ -z "$install" ]; then
 	printf '%s\n' "$tree"

@@ -390,10 +390,15 @@ stage=$out/suite
 krel=$(cat "$entry/krel")
 log "kernel $name: $krel ($entry)"
 if [ "$via" = run_kselftest ]; then
-	# The install the kselftest way, from a kernel tree holding the suite;
-	# the runner's bound is settings' timeout, and a boot must outlast it.
-	install=$("$TOOLS/vm/ksft-install.sh" --install "$out/kselftest" \
-		--kdir "$entry/kdir" | tail -n 1) || die "could not make the kselftest install"
+	# The install the kselftest way, from a kernel tree holding the suite
+	# (the series applied to the source the kernel is built from: --src's,
+	# else fetch-source.sh's); the runner's bound is settings' timeout, and
+	# a boot must outlast it.
+	ksft_source=$("$TOOLS/kernel/fetch-source.sh" ${src:+--series "$src"} | tail -n 1) ||
+		die "could not fetch the source for the kselftest tree"
+	install=$("$TOOLS/vm/ksft-install.sh" --source "$ksft_source" --tree "$out/ksft-tree" \
+		--install "$out/kselftest" --kdir "$entry/kdir" | tail -n 1) ||
+		die "could not make the kselftest install"
 	"$TOOLS/vm/mkinitramfs.sh" --kernel "$entry" --kselftest "$install" \
 		--out "$out/initramfs.cpio.gz" >&2 || die "could not build the initramfs"
 	ksft_timeout=$(sed -n 's/^timeout=\([0-9][0-9]*\)$/\1/p' "$install/module_async/settings")
