@@ -144,13 +144,15 @@ stage_shell()
 	local f shell
 
 	passed=0 failed=0
-	# Every script: by name, or by its "#!" line (tools/ktap/ktap).
+	# Every script: by name, or by its "#!" line (tools/ktap/ktap: Python,
+	# below).
 	for f in "$TOP/module_async.sh" "$TOP/.ci/run" \
 		 $(find "$TOP/tools" -type f \( -name '*.sh' -o -perm -u+x \) ! -name '*.py' |
 		   sort); do
 		[ -e "$f" ] || continue
 		# POSIX scripts say so; the rest (and sourced files) are bash.
 		case "$(head -n 1 "$f")" in
+		'#!/usr/bin/python3'*) continue ;;
 		'#!/bin/sh'*) shell="sh" ;;
 		*) shell="bash" ;;
 		esac
@@ -168,6 +170,12 @@ stage_shell()
 			fail "python syntax ${f#"$TOP"/}"
 		fi
 	done
+	# The KTAP reader is typed: mypy --strict, as kunit_tool is.
+	if mypy --strict --no-error-summary --cache-dir "$TOP/build/mypy" "$TOOLS/ktap/ktap"; then
+		pass "mypy --strict tools/ktap/ktap"
+	else
+		fail "mypy --strict tools/ktap/ktap"
+	fi
 	checks_summary
 }
 
