@@ -4,7 +4,8 @@
 # check.sh - the project's own tests (`make check`).
 #
 # Stages, each timed, each with its full log in build/check/<stage>.log:
-#   shell    syntax and shellcheck of every script (Python: syntax)
+#   shell    syntax and shellcheck of every script (Python: syntax; the
+#            KTAP reader also mypy --strict)
 #   build    the runner with -Wall -Wextra -Werror; it and lib's tests
 #            also with the kselftest.h of 5.10, 6.12 and 7.2
 #   lib      host tests of lib/ and of the runner's KTAP output
