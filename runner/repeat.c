@@ -7,7 +7,7 @@
  * One KTAP document, its plan N times the cases plus one. Repetition 1's
  * results name their cases alone, as without --repeat; repetition K (2 to
  * N) names them "<case>.K", so that every result keeps an ID of its own
- * (a lab's, tools/ktap/kernelci-ids: "_<case>_K"), and a harness that
+ * (a lab's, tools/ktap/ktap kernelci-ids: "<case>_K"), and a harness that
  * resumes a wedged run resumes repetition 1's cases. Each repetition
  * begins with
  *   # repeat K/N: Slab S kB, MemAvailable A kB, P kB free on per-CPU lists

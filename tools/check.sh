@@ -4,7 +4,8 @@
 # check.sh - the project's own tests (`make check`).
 #
 # Stages, each timed, each with its full log in build/check/<stage>.log:
-#   shell    syntax and shellcheck of every script (Python: syntax)
+#   shell    syntax and shellcheck of every script (Python: syntax; the
+#            KTAP reader also mypy --strict)
 #   build    the runner with -Wall -Wextra -Werror; it and lib's tests
 #            also with the kselftest.h of 5.10, 6.12 and 7.2
 #   lib      host tests of lib/ and of the runner's KTAP output
@@ -149,13 +150,15 @@ stage_shell()
 	local f shell
 
 	passed=0 failed=0
-	# Every script: by name, or by its "#!" line (tools/ktap/ktap).
+	# Every script: by name, or by its "#!" line (tools/ktap/ktap: Python,
+	# below).
 	for f in "$TOP/module_async.sh" "$TOP/.ci/run" \
 		 $(find "$TOP/tools" -type f \( -name '*.sh' -o -perm -u+x \) ! -name '*.py' |
 		   sort); do
 		[ -e "$f" ] || continue
 		# POSIX scripts say so; the rest (and sourced files) are bash.
 		case "$(head -n 1 "$f")" in
+		'#!/usr/bin/python3'*) continue ;;
 		'#!/bin/sh'*) shell="sh" ;;
 		*) shell="bash" ;;
 		esac
@@ -173,6 +176,12 @@ stage_shell()
 			fail "python syntax ${f#"$TOP"/}"
 		fi
 	done
+	# The KTAP reader is typed: mypy --strict, as kunit_tool is.
+	if mypy --strict --no-error-summary --cache-dir "$TOP/build/mypy" "$TOOLS/ktap/ktap"; then
+		pass "mypy --strict tools/ktap/ktap"
+	else
+		fail "mypy --strict tools/ktap/ktap"
+	fi
 	checks_summary
 }
 

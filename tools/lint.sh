@@ -19,7 +19,7 @@
 #               kernel's KTAP parser (tools/testing/kunit/kunit_parser.py):
 #               no parse error, and every case of the runner's --list
 #               accounted for once; every result under its case's KernelCI
-#               ID (tools/ktap/kernelci-ids)
+#               ID (tools/ktap/ktap kernelci-ids)
 # One PASS/FAIL line per check, then "N passed, N failed".
 
 set -euo pipefail
@@ -295,7 +295,7 @@ check_ktap()
 	for doc in "$matrix"/*/results.ktap "$matrix"/*/boot-*.ktap; do
 		[ ! -f "$doc" ] || docs+=("$doc")
 	done
-	if foreign=$("$TOOLS/ktap/kernelci-ids" --foreign "$cases" "${docs[@]}") &&
+	if foreign=$("$TOOLS/ktap/ktap" kernelci-ids --foreign "$cases" "${docs[@]}") &&
 	   [ -z "$foreign" ]; then
 		pass "ktap: every result keeps its case's KernelCI ID on every kernel"
 	else

@@ -210,7 +210,7 @@ for k in "${kernels[@]}"; do
 	for boot in "$out/$k"/boot-*.ktap; do
 		[ ! -f "$boot" ] || docs+=("$boot")
 	done
-	if foreign=$("$TOOLS/ktap/kernelci-ids" --foreign "$cases" "${docs[@]}") &&
+	if foreign=$("$TOOLS/ktap/ktap" kernelci-ids --foreign "$cases" "${docs[@]}") &&
 	   [ -z "$foreign" ]; then
 		pass "$k: every result of every boot keeps its case's KernelCI ID"
 	else

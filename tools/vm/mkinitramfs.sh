@@ -123,7 +123,7 @@ if [ -f "$entry/.complete" ]; then
 	      cat "$entry/.complete"
 	      printf 'module %s\n' "${kernel_modules[@]}"
 	      files_key "$suite" "$TOOLS/vm/mkinitramfs.sh" "$TOOLS/lib.sh" \
-		"$TOOLS/vm/guest-init.sh" "$TOOLS/ktap/ktap" "$TOOLS/vm/build-kmod.sh"
+		"$TOOLS/vm/guest-init.sh" "$TOOLS/vm/build-kmod.sh"
 	      tools_key busybox dash kmod dmesg depmod cpio gzip strip
 	      [ "$via" = direct ] || tools_key timeout)
 	if step_current "$stamp" "$key" "$out"; then
@@ -182,7 +182,6 @@ for tool in "${KMOD_TOOLS[@]}"; do
 done
 copy_with_libs "$(command -v dmesg)" /bin/dmesg
 cp "$TOOLS/vm/guest-init.sh" "$root/init"
-cp "$TOOLS/ktap/ktap" "$root/bin/ktap"	# /init reads the suite's KTAP with it
 chmod 755 "$root/init"
 
 # The kernel's modules the suite needs, with their dependencies.

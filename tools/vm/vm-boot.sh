@@ -63,8 +63,8 @@ readonly BEGIN_BOUND_S=120	# TCG reaches the suite in ~7 s; --timeout if shorter
 # copy of the suite's output (guest-init.sh: 1 s at most), a few seconds
 # under TCG: quiet this long without it, nothing more will come.
 readonly DRAIN_MS=10000
-# The KTAP reader (a shell and awk) runs at most once in NOTE_MS while
-# lines arrive, and once at the end: on 2 cores each run takes the guest's
+# The KTAP reader runs at most once in NOTE_MS while lines arrive, and
+# once at the end: on 2 cores each run takes the guest's
 # CPU (under TCG the probe case took 105 ms with a run at each verdict, 70
 # without).  A verdict's time is its line's arrival all the same.
 readonly NOTE_MS=1000

@@ -50,7 +50,9 @@
 # unchecked, and a boot in which nothing but skips ran.
 #
 # Exit status, from that document: 0 nothing failed, 1 a case failed, 4 all
-# skipped (with one boot: the guest suite's own exit status); 2 bad usage;
+# skipped (with one boot: the guest suite's own exit status, or, when the
+# document is a kselftest runner's, which exits 0 whatever happened, the
+# one its result line for module_async.sh says: see suite_rc); 2 bad usage;
 # 3 infrastructure failure (QEMU failed, the first guest never started the
 # suite, a guest that died or a document cut short as above, another kernel
 # than the one meant; a first boot whose kernel crashed before the suite
@@ -66,6 +68,7 @@ PROG=${0##*/}
 # shellcheck source=tools/vm/qemu.sh
 . "$TOOLS/vm/qemu.sh"
 readonly KTAP=$TOOLS/ktap/ktap
+readonly RUNNER_TEST='selftests: module_async: module_async.sh'	# run_kselftest's
 
 readonly STATE_FILE=guest.state	# the guest's state before the first case
 readonly CONSOLE_LINES=20	# kernel lines quoted for a guest that died
@@ -321,6 +324,24 @@ show_what_arrived()
 	} >&2
 }
 
+# suite_rc DOC RC: the suite's exit status: the guest's RC, but for a
+# kselftest runner's document, whose result line for the suite says it: ok
+# 0, skip 4, "not ok ... # exit=N" N, another not ok 1.
+suite_rc()
+{
+	local directive
+
+	case $("$KTAP" verdict "$RUNNER_TEST" "$1") in
+	'') echo "$2" ;;
+	ok) echo 0 ;;
+	skip) echo 4 ;;
+	*)
+		directive=$("$KTAP" directive "$RUNNER_TEST" "$1")
+		[[ $directive =~ ^exit=([0-9]+) ]] && echo "${BASH_REMATCH[1]}" || echo 1
+		;;
+	esac
+}
+
 # finish BOOTS INFRA: one document of the boots' documents, printed and in
 # results.ktap; the exit status from it (or 3, saying INFRA).  Not for
 # another kernel than the one meant ($wrong): its verdicts are not taken.
@@ -339,6 +360,7 @@ finish()
 		mv "$out/boot-1.ktap" "$results"
 		rm -f "$rec"
 		cat "$results"
+		rc=$(suite_rc "$results" "$rc")
 		log "guest finished: rc=$rc; $results, $console"
 		case $rc in
 		0|1|4) exit "$rc" ;;
