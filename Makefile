@@ -103,6 +103,9 @@ else
 OUTPUT ?= $(CURDIR)/build
 ksft_source = $(shell tools/kernel/fetch-source.sh $(if $(KVER),--kver $(call q,$(KVER))))
 KSFT_DIR ?= $(or $(ksft_source),$(error no linux-source for kselftest.h (tools/kernel/fetch-source.sh failed: see above)))/tools/testing/selftests
+# What older trees lack, from tools/compat (never in a kernel tree's copy).
+include tools/compat/compat.mk
+CFLAGS += $(COMPAT_CFLAGS)
 all: $(OUTPUT)/module_async
 # Static, for the VM: its exec skips the dynamic loader, 12 ms under TCG.
 LDFLAGS += -static
@@ -125,7 +128,7 @@ modules:
 ifeq ($(KDIR),)
 	$(error set KDIR to a kernel build or headers directory)
 endif
-	$(MAKE) -C modules KDIR=$(KDIR)
+	$(MAKE) -C modules KDIR=$(KDIR) KCFLAGS=$(call q,$(COMPAT_KCFLAGS))
 
 # KERNEL: stock (the default; vanilla when PATCH= is given), vanilla,
 # patched, fixed or a bzImage, with KDIR= its build tree or headers and MODDIR=

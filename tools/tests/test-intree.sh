@@ -118,9 +118,13 @@ copy_suite()
 	suite_files | rsync -a --from0 --files-from=- "$TOP/" "$1/" || die "cannot copy the suite"
 }
 
+# A tree older than the suite (6.1) is given what tools/compat supplies the
+# standalone build; a newer one (7.2) nothing.
+mapfile -t compat < <(compat_make_args "$selftests")
+
 ksft_make()
 {
-	make -C "$selftests" TARGETS=module_async "$@"
+	make -C "$selftests" TARGETS=module_async ${compat[@]+"${compat[@]}"} "$@"
 }
 
 # The whole-suite SKIP of a host that cannot load the test modules: the
@@ -313,7 +317,8 @@ EOF
 } >"$newsel/lib.mk"
 copy_suite "$newsel/module_async"
 check "newer lib.mk: build and install succeed" \
-	run "$logs/newlibmk" make -C "$newsel/module_async" KDIR="$kdir" all install \
+	run "$logs/newlibmk" make -C "$newsel/module_async" KDIR="$kdir" \
+		${compat[@]+"${compat[@]}"} all install \
 		INSTALL_PATH="$out/newlibmk/install"
 check "newer lib.mk: no clash of rules" log_lacks "$logs/newlibmk" 'warning: (overriding|ignoring)'
 check "newer lib.mk: the modules built once" \
@@ -331,7 +336,7 @@ if [ "$toplevel" -eq 1 ]; then
 	fi
 	check "top level: make O=... kselftest TARGETS=module_async KDIR=... exits 0" \
 		run "$logs/kselftest" make -C "$tree" O="$obj" kselftest TARGETS=module_async \
-			KDIR="$kdir"
+			KDIR="$kdir" ${compat[@]+"${compat[@]}"}
 	check "top level: the modules built for $krel" \
 		modules_built_in "$obj/kselftest/module_async/modules"
 	check "top level: the runner's KTAP: one test, skipped" \
