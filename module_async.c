@@ -66,13 +66,13 @@
  * "still running, no deadlock seen". A deadlock's case prints its
  * evidence as "#" lines (the kernel's warnings and hung-task reports since it began, the stuck
  * tasks' stacks, the kernel's dump of blocked tasks from sysrq w, and the
- * wait-for cycle those stacks show), then "not ok N <case> # TIMEOUT
- * <seconds>s" (the time to the proof, or the bound), its cause and
- * "# kernel wedged by <case>". The kernel cannot load or unload anything
- * after that, so nothing more is tried: every remaining case is skipped
- * with the reason "kernel wedged by <case>" (lib/ktap.h shows the lines),
- * and the run ends with the totals and exit status 1. A harness can run
- * the remaining cases on a fresh kernel (tools/vm/vm-run.sh does).
+ * wait-for cycle those stacks show), the time to the proof (or the
+ * bound), then "not ok N <case> # TIMEOUT", its cause and "# kernel wedged
+ * by <case>". The kernel cannot load or unload anything after that, so
+ * nothing more is tried: no remaining case runs or gets a result, each is
+ * named "not run" (lib/ktap.h shows the lines), and the run ends short of
+ * its plan with the totals and exit status 1. A harness can run the
+ * remaining cases on a fresh kernel and merge the documents.
  *
  * No case sleeps for a fixed time; each prints its guest time ("# time:").
  * Everything the runner changes is put back: modules it loaded are
@@ -315,7 +315,7 @@ static void case_evidence(struct case_ctx *ctx)
 /*
  * Run one case, row @idx of the table, in repetition @k, and print its
  * result. After a case that wedged the kernel the rest are not run:
- * ktap_may_run() reports them as SKIP, naming it. One that did not leave
+ * ktap_may_run() names them, and they get no result. One that did not leave
  * the machine as it found it fails (found.c).
  */
 static void run_case(struct suite *s, const struct ma_case *c, size_t idx,
@@ -433,14 +433,14 @@ static void usage(FILE *f, const char *prog)
 		"that outlasts the timeout with neither seen is a plain not ok,\n"
 		"\"still running, no deadlock seen\". A deadlock's case\n"
 		"prints its evidence (stacks, the sysrq w dump, kernel warnings,\n"
-		"the wait-for cycle), then, with the time to the proof or the bound,\n"
-		"  not ok N <case> # TIMEOUT <seconds>s\n"
+		"the wait-for cycle), then\n"
+		"  # <case>: TIMEOUT after <seconds>s (to the proof, or the bound)\n"
+		"  not ok N <case> # TIMEOUT\n"
 		"  # <case>: TIMEOUT <what did not return>\n"
 		"  # kernel wedged by <case>\n"
 		"and, since every later load and unload would hang, the remaining\n"
-		"cases are not run but reported as\n"
-		"  # <name>: SKIP kernel wedged by <case>\n"
-		"  ok M <name> # SKIP\n"
+		"cases get no result; each is named\n"
+		"  # <name>: not run: kernel wedged by <case>\n"
 		"followed by the totals and exit status 1. Nothing is unloaded:\n"
 		"reboot the machine (echo b > /proc/sysrq-trigger), then run the\n"
 		"remaining cases with --case.\n"
