@@ -414,10 +414,6 @@ static void usage(FILE *f, const char *prog)
 		"                        each N; no case runs but those --case names\n"
 		"      --allow-deadlock  run unsafe cases even where they deadlock\n"
 		"                        the kernel for good (throw-away VMs only)\n"
-		"      --expect-skip     expect this kernel to skip the sync for\n"
-		"                        modules that use no async: report\n"
-		"                        plain_load_skips_unrelated_async as not ok\n"
-		"                        instead of skipping it where it waits\n"
 		"      --facts LIST      what a load waits for, as an earlier run\n"
 		"                        on this kernel printed it (\"# facts:\"):\n"
 		"                        not measured again; taken only with\n"
@@ -508,7 +504,6 @@ static void default_modules_dir(struct suite *s, const char *argv0)
 
 enum {
 	OPT_ALLOW_DEADLOCK = 256,
-	OPT_EXPECT_SKIP,
 	OPT_LIST_MODULES,
 	OPT_REPEAT,
 	OPT_LATENCY,
@@ -522,7 +517,6 @@ static const struct option options[] = {
 	{ "case", required_argument, NULL, 'c' },
 	{ "timeout-ms", required_argument, NULL, 't' },
 	{ "allow-deadlock", no_argument, NULL, OPT_ALLOW_DEADLOCK },
-	{ "expect-skip", no_argument, NULL, OPT_EXPECT_SKIP },
 	{ "modules-dir", required_argument, NULL, 'm' },
 	{ "repeat", required_argument, NULL, OPT_REPEAT },
 	{ "latency", required_argument, NULL, OPT_LATENCY },
@@ -593,9 +587,6 @@ int main(int argc, char *argv[])
 				usage(stderr, argv[0]);
 				return 2;
 			}
-			break;
-		case OPT_EXPECT_SKIP:
-			suite.expect_skip = true;
 			break;
 		case OPT_FACTS:
 			if (facts_parse(&facts_arg, optarg)) {
