@@ -128,7 +128,8 @@ modules:
 ifeq ($(KDIR),)
 	$(error set KDIR to a kernel build or headers directory)
 endif
-	$(MAKE) -C modules KDIR=$(KDIR) KCFLAGS=$(call q,$(COMPAT_KCFLAGS))
+	$(MAKE) -C modules KDIR=$(KDIR) \
+		$(if $(COMPAT_KCFLAGS),KCFLAGS=$(call q,$(strip $(KCFLAGS) $(COMPAT_KCFLAGS))))
 
 # KERNEL: stock (the default; vanilla when PATCH= is given), vanilla,
 # patched, fixed or a bzImage, with KDIR= its build tree or headers and MODDIR=

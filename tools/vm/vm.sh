@@ -426,7 +426,7 @@ else
 	rsync -a --delete --exclude '*.ko' --exclude '*.o' --exclude '*.mod' \
 		--exclude '*.mod.c' --exclude '.*.cmd' --exclude Module.symvers \
 		--exclude modules.order "$TOP/modules/" "$build/"
-	make -s -C "$build" KDIR="$entry/kdir" KCFLAGS="$COMPAT_KCFLAGS" >&2 ||
+	make -s -C "$build" KDIR="$entry/kdir" KCFLAGS="${KCFLAGS:+$KCFLAGS }$COMPAT_KCFLAGS" >&2 ||
 		die "could not build the test modules against $entry/kdir"
 	[ -z "$mods_key" ] || step_done "$build.inputs" "$mods_key" "$build"/*.ko
 fi
