@@ -68,13 +68,13 @@
  * "still running, no deadlock seen". A deadlock's case prints its
  * evidence as "#" lines (the kernel's warnings and hung-task reports since it began, the stuck
  * tasks' stacks, the kernel's dump of blocked tasks from sysrq w, and the
- * wait-for cycle those stacks show), then "not ok N <case> # TIMEOUT
- * <seconds>s" (the time to the proof, or the bound), its cause and
- * "# kernel wedged by <case>". The kernel cannot load or unload anything
- * after that, so nothing more is tried: every remaining case is skipped
- * with the reason "kernel wedged by <case>" (lib/ktap.h shows the lines),
- * and the run ends with the totals and exit status 1. A harness can run
- * the remaining cases on a fresh kernel (tools/vm/vm-run.sh does).
+ * wait-for cycle those stacks show), the time to the proof (or the
+ * bound), then "not ok N <case> # TIMEOUT", its cause and "# kernel wedged
+ * by <case>". The kernel cannot load or unload anything after that, so
+ * nothing more is tried: no remaining case runs or gets a result, each is
+ * named "not run" (lib/ktap.h shows the lines), and the run ends short of
+ * its plan with the totals and exit status 1. A harness can run the
+ * remaining cases on a fresh kernel and merge the documents.
  *
  * No case sleeps for a fixed time; each prints its guest time ("# time:").
  * Everything the runner changes is put back: modules it loaded are
@@ -343,7 +343,7 @@ static void case_evidence(struct case_ctx *ctx)
 /*
  * Run one case, row @idx of the table, in repetition @k, and print its
  * result. After a case that wedged the kernel the rest are not run:
- * ktap_may_run() reports them as SKIP, naming it. One that did not leave
+ * ktap_may_run() names them, and they get no result. One that did not leave
  * the machine as it found it fails (found.c).
  */
 static void run_case(struct suite *s, const struct ma_case *c, size_t idx,
@@ -447,10 +447,6 @@ static void usage(FILE *f, const char *prog)
 		"                        each N; no case runs but those --case names\n"
 		"      --allow-deadlock  run unsafe cases even where they deadlock\n"
 		"                        the kernel for good (throw-away VMs only)\n"
-		"      --expect-skip     expect this kernel to skip the sync for\n"
-		"                        modules that use no async: report\n"
-		"                        plain_load_skips_unrelated_async as not ok\n"
-		"                        instead of skipping it where it waits\n"
 		"      --facts LIST      what a load waits for, as an earlier run\n"
 		"                        on this kernel printed it (\"# facts:\"):\n"
 		"                        not measured again; taken only with\n"
@@ -466,14 +462,14 @@ static void usage(FILE *f, const char *prog)
 		"that outlasts the timeout with neither seen is a plain not ok,\n"
 		"\"still running, no deadlock seen\". A deadlock's case\n"
 		"prints its evidence (stacks, the sysrq w dump, kernel warnings,\n"
-		"the wait-for cycle), then, with the time to the proof or the bound,\n"
-		"  not ok N <case> # TIMEOUT <seconds>s\n"
+		"the wait-for cycle), then\n"
+		"  # <case>: TIMEOUT after <seconds>s (to the proof, or the bound)\n"
+		"  not ok N <case> # TIMEOUT\n"
 		"  # <case>: TIMEOUT <what did not return>\n"
 		"  # kernel wedged by <case>\n"
 		"and, since every later load and unload would hang, the remaining\n"
-		"cases are not run but reported as\n"
-		"  # <name>: SKIP kernel wedged by <case>\n"
-		"  ok M <name> # SKIP\n"
+		"cases get no result; each is named\n"
+		"  # <name>: not run: kernel wedged by <case>\n"
 		"followed by the totals and exit status 1. Nothing is unloaded:\n"
 		"reboot the machine (echo b > /proc/sysrq-trigger), then run the\n"
 		"remaining cases with --case.\n"
@@ -541,7 +537,6 @@ static void default_modules_dir(struct suite *s, const char *argv0)
 
 enum {
 	OPT_ALLOW_DEADLOCK = 256,
-	OPT_EXPECT_SKIP,
 	OPT_LIST_MODULES,
 	OPT_REPEAT,
 	OPT_LATENCY,
@@ -555,7 +550,6 @@ static const struct option options[] = {
 	{ "case", required_argument, NULL, 'c' },
 	{ "timeout-ms", required_argument, NULL, 't' },
 	{ "allow-deadlock", no_argument, NULL, OPT_ALLOW_DEADLOCK },
-	{ "expect-skip", no_argument, NULL, OPT_EXPECT_SKIP },
 	{ "modules-dir", required_argument, NULL, 'm' },
 	{ "repeat", required_argument, NULL, OPT_REPEAT },
 	{ "latency", required_argument, NULL, OPT_LATENCY },
@@ -626,9 +620,6 @@ int main(int argc, char *argv[])
 				usage(stderr, argv[0]);
 				return 2;
 			}
-			break;
-		case OPT_EXPECT_SKIP:
-			suite.expect_skip = true;
 			break;
 		case OPT_FACTS:
 			if (facts_parse(&facts_arg, optarg)) {

@@ -38,18 +38,6 @@ void ktap_diag(const char *line)
 }
 
 /*
- * The result line names the case alone, in every verdict: a lab keeps a
- * result by an ID made of the text after the number, a SKIP's reason
- * included. The reason is the line just before, "# <case>: SKIP <reason>".
- */
-static void ktap_skip(const char *name, const char *reason)
-{
-	ksft_inc_xskip_cnt();
-	ksft_print_msg("%s: SKIP %s\n", name, reason);
-	printf("ok %u %s # SKIP\n", ksft_test_num(), name);
-}
-
-/*
  * A failure's cause, "# <case>: FAIL|TIMEOUT|XFAIL <reason>", just after its
  * result: a lab's log of a case holds the lines after its result line,
  * the evidence before it holds the same line among the rest.
@@ -61,35 +49,33 @@ static void ktap_cause(const char *name, const char *keyword,
 		ksft_print_msg("%s: %s %s\n", name, keyword, reason);
 }
 
-/* A known failure, expected: "ok", its reason just after as a failure's. */
-static void ktap_xfail(const char *name, const char *reason)
-{
-	ksft_inc_xfail_cnt();
-	printf("ok %u %s # XFAIL\n", ksft_test_num(), name);
-	ktap_cause(name, "XFAIL", reason);
-}
-
-/* The bound in seconds, as short as it is exact: "10s", "2.5s". */
+/*
+ * kselftest.h has no TIMEOUT directive: a failure, its line written here.
+ * The bound goes on the line before, as short as it is exact ("10s",
+ * "2.5s"): a result line's text is a lab's ID for the case, the same in
+ * every run.
+ */
 static void ktap_timeout(const char *name, int bound_ms)
 {
 	if (bound_ms % 1000)
-		ksft_test_result_fail("%s # TIMEOUT %d.%03ds\n", name,
-				      bound_ms / 1000, bound_ms % 1000);
+		ksft_print_msg("%s: TIMEOUT after %d.%03ds\n", name,
+			       bound_ms / 1000, bound_ms % 1000);
 	else
-		ksft_test_result_fail("%s # TIMEOUT %ds\n", name,
-				      bound_ms / 1000);
+		ksft_print_msg("%s: TIMEOUT after %ds\n", name,
+			       bound_ms / 1000);
+	ksft_test_result_fail("%s # TIMEOUT\n", name);
 }
 
 void ktap_result(const char *name, const struct ktap_verdict *v)
 {
 	switch (v->kind) {
 	case KTAP_PASS:
-		ksft_test_result_pass("%s\n", name);
+		ksft_test_result_code(KSFT_PASS, name, NULL);
 		break;
 	case KTAP_FAIL:
 		if (v->reason[0])
 			ktap_diag(v->reason);
-		ksft_test_result_fail("%s\n", name);
+		ksft_test_result_code(KSFT_FAIL, name, NULL);
 		ktap_cause(name, "FAIL", v->reason);
 		break;
 	case KTAP_TIMEOUT:
@@ -100,12 +86,14 @@ void ktap_result(const char *name, const struct ktap_verdict *v)
 		ktap_cause(name, "TIMEOUT", v->reason);
 		break;
 	case KTAP_SKIP:
-		ktap_skip(name, v->reason);
+		ksft_print_msg("%s: SKIP %s\n", name, v->reason);
+		ksft_test_result_code(KSFT_SKIP, name, NULL);
 		break;
 	case KTAP_XFAIL:
 		if (v->reason[0])
 			ktap_diag(v->reason);
-		ktap_xfail(name, v->reason);
+		ksft_test_result_code(KSFT_XFAIL, name, NULL);
+		ktap_cause(name, "XFAIL", v->reason);
 		break;
 	}
 	if (wedged_by[0] && !wedge_announced) {
@@ -127,12 +115,9 @@ const char *ktap_wedged_by(void)
 
 bool ktap_may_run(const char *name)
 {
-	char reason[160];
-
 	if (!wedged_by[0])
 		return true;
-	snprintf(reason, sizeof(reason), "kernel wedged by %s", wedged_by);
-	ktap_skip(name, reason);
+	ksft_print_msg("%s: not run: kernel wedged by %s\n", name, wedged_by);
 	return false;
 }
 

@@ -3,29 +3,35 @@
  * The runner's KTAP document, on kselftest.h: header and plan, "#"
  * diagnostics, one result line per case, totals and the exit status.
  *
+ * Results are written with kselftest.h's ksft_test_result_code(), which
+ * names the case: "ok N <case>", "not ok N <case>", "ok N <case> # SKIP ".
  * A result line names its case and nothing else but the directive: CI
  * systems track results by an ID made of that text (a SKIP's reason
  * included), so the why is a line of its own beside it:
  *   # <case>: SKIP <reason>
  *   ok N <case> # SKIP
  * and for a failure the evidence, then
- *   not ok N <case> # TIMEOUT <bound>s
+ *   not ok N <case>
+ *   # <case>: FAIL <reason>
+ * kselftest.h has no TIMEOUT: that line is written here, its bound (or
+ * the time to the proof of a deadlock) on the line before it:
+ *   # <case>: TIMEOUT after <seconds>s
+ *   not ok N <case> # TIMEOUT
  *   # <case>: TIMEOUT <reason>
- * (FAIL likewise, without the directive). A known failure of the kernel
- * under test, expected where it is seen, is KTAP's XFAIL: not a failure of
- * the run, and not hidden either (kselftest.h counts it as "xfail:"):
+ * A known failure of the kernel under test, expected where it is seen, is
+ * KTAP's XFAIL: not a failure of the run, and not hidden either
+ * (kselftest.h counts it as "xfail:"):
  *   ok N <case> # XFAIL
  *   # <case>: XFAIL <reason>
- * kselftest.h of 6.1 prints a skip or an XFAIL without the test's name
- * ("ok N # SKIP reason"), so both are printed here, and counted as
- * kselftest.h counts them.
  *
  * A case can wedge the kernel for good: after a genuine deadlock every
  * later module load and unload hangs. Its TIMEOUT is followed by
  *   # kernel wedged by <case>
- * and every later case is skipped without being run, with the reason
- * "kernel wedged by <case>", so that a harness can resume the remaining
- * cases on a fresh kernel and merge the documents.
+ * and no later case runs or gets a result line: each is named as
+ *   # <name>: not run: kernel wedged by <case>
+ * and the document ends with fewer results than its plan, so that a lab
+ * reading it files no verdict for a case that did not run, and a harness
+ * can run the remaining cases on a fresh kernel and merge the documents.
  */
 #ifndef MA_KTAP_H
 #define MA_KTAP_H
@@ -79,8 +85,8 @@ void ktap_wedge(const char *name);
 const char *ktap_wedged_by(void);
 
 /*
- * May @name run? Not once the kernel is wedged: then its SKIP line is
- * printed here and false returned.
+ * May @name run? Not once the kernel is wedged: then its "not run" line is
+ * printed here (no result) and false returned.
  */
 bool ktap_may_run(const char *name);
 

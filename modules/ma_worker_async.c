@@ -19,7 +19,6 @@
 #include <linux/module.h>
 #include <linux/workqueue.h>
 
-#include "ma_compat.h"
 #include "ma_job.h"
 
 MA_KNOB_GATE_MS();
@@ -48,7 +47,7 @@ static DECLARE_WORK(ma_worker, ma_worker_queue);
 
 static int __init ma_worker_async_init(void)
 {
-	queue_work(ma_unbound_wq, &ma_worker);
+	queue_work(system_dfl_wq, &ma_worker);
 	if (!wait_for_completion_timeout(&queued,
 					 msecs_to_jiffies(ma_job.gate_ms))) {
 		/* The worker never ran: take the work back before failing. */

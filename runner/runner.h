@@ -89,7 +89,6 @@ struct suite {
 	char modules_dir[MODULES_DIR_MAX];
 	int timeout_ms;
 	bool allow_deadlock;
-	bool expect_skip;
 	unsigned int repeat;	/* --repeat N, 0 without */
 	unsigned int latency[8];	/* --latency N,...: jobs held */
 	unsigned int nr_latency;	/* how many; 0 without */

@@ -34,6 +34,19 @@ TOP=$(cd "$TOOLS/.." && pwd)
 # shellcheck disable=SC2034 # TOP is for the scripts that source this
 readonly TOOLS TOP
 readonly EXIT_USAGE=2 EXIT_INFRA=3
+# The test modules' KCFLAGS in a build out of a kernel tree: what older
+# kernels lack (tools/compat/modules.h; make's is compat.mk's COMPAT_KCFLAGS).
+readonly COMPAT_KCFLAGS="-include $TOOLS/compat/modules.h"
+
+# compat_make_args SELFTESTS: the make variables, one a line, that a
+# kselftest build of the suite in a tree older than it needs from
+# tools/compat (a tree whose SELFTESTS/kselftest.h lacks
+# ksft_test_result_code(): 5.10, 6.1): none for a newer tree.
+compat_make_args()
+{
+	grep -q ksft_test_result_code "$1/kselftest.h" && return 0
+	printf '%s\n' "USERCFLAGS=-I$TOOLS/compat/ksft" "KCFLAGS=$COMPAT_KCFLAGS"
+}
 
 # The characters a path given to make cannot hold: make splits its words at
 # blanks and reads : % $ # in a target, a recipe's shell the others; Kbuild

@@ -200,7 +200,8 @@ sparse_one()
 	(cd "$TOP/modules" && git ls-files -z --cached --others --exclude-standard |
 		xargs -0 cp -t "$mods/")
 	sources=$(find "$mods" -maxdepth 1 -name '*.c' | wc -l)
-	if make -C "$kdir" KBUILD_EXTMOD="$mods" C=2 W=1 modules >"$log" 2>&1; then
+	if make -C "$kdir" KBUILD_EXTMOD="$mods" KCFLAGS="$COMPAT_KCFLAGS" C=2 W=1 modules \
+		>"$log" 2>&1; then
 		pass "sparse: the test modules build for $what with C=2 W=1"
 	else
 		sed 's/^/# /' "$log"

@@ -35,18 +35,19 @@ trap 'rm -rf "$tmp"' EXIT
 # A document with each kind of line: the suite's evidence before a result,
 # a skip's reason line before it and a failure's cause after it, an unnamed
 # result with its reason in the directive, a "- " description, a subtest's
-# indented lines, CRLF.
+# indented lines, a directive ending in a blank (kselftest.h's
+# ksft_test_result_code()), a case not run after a wedge, CRLF.
 printf '%s\r\n' 'TAP version 13' '1..6' '# policy: always-sync' \
 	'# evidence of alpha' 'ok 1 alpha' \
 	'    KTAP version 1' '    1..1' '    not ok 1 inner' \
 	'# beta: SKIP policy always-sync' 'ok 2 beta # SKIP' \
 	'# stack: async_synchronize_full' '# more evidence of gamma' \
-	'not ok 3 gamma # TIMEOUT 10s' \
+	'# gamma: TIMEOUT after 10s' 'not ok 3 gamma # TIMEOUT' \
 	'# gamma: TIMEOUT the load did not return' \
 	'# kernel wedged by gamma' \
 	'not ok 4 - delta # ERROR guest died' \
-	'ok 5 # skip nothing to do' \
-	'# epsilon: SKIP kernel wedged by gamma' 'ok 6 epsilon # SKIP' \
+	'ok 5 # skip nothing to do' 'ok 6 zeta # SKIP ' \
+	'# epsilon: not run: kernel wedged by gamma' \
 	'# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:3 error:1' >"$tmp/doc.ktap"
 
 # A kselftest runner's document with the suite's nested in it.
@@ -65,24 +66,23 @@ not ok 1 selftests: module_async: module_async.sh # exit=1
 EOF
 readonly HEADER='selftests: module_async: module_async.sh'
 
-# The boots of one run: boot 1 wedges in w1; boot 2 (CRLF lines) dies in
-# w2; boot 3 ends.
+# The boots of one run: boot 1 wedges in w1 and runs nothing more; boot 2
+# (CRLF lines) dies in w2; boot 3 ends.
 cat >"$tmp/boot-1.ktap" <<'EOF'
 TAP version 13
 1..5
 # policy: always-sync
 ok 1 a
 # evidence of w1
-not ok 2 w1 # TIMEOUT 10
+# w1: TIMEOUT after 10s
+not ok 2 w1 # TIMEOUT
 # w1: TIMEOUT the load did not return
 # kernel wedged by w1
-# b: SKIP kernel wedged by w1
-ok 3 b # SKIP
-# w2: SKIP kernel wedged by w1
-ok 4 w2 # SKIP
-# c: SKIP kernel wedged by w1
-ok 5 c # SKIP
-# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:3 error:0
+# b: not run: kernel wedged by w1
+# w2: not run: kernel wedged by w1
+# c: not run: kernel wedged by w1
+# Planned tests != run tests (5 != 2)
+# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:0 error:0
 EOF
 printf '%s\r\n' 'TAP version 13' '1..3' '# policy: always-sync' '# b: SKIP not here' \
 	'ok 1 b # SKIP' '# console: Kernel panic' 'not ok 2 w2 # ERROR guest died' \
@@ -95,7 +95,8 @@ TAP version 13
 # policy: always-sync
 ok 1 a
 # evidence of w1
-not ok 2 w1 # TIMEOUT 10
+# w1: TIMEOUT after 10s
+not ok 2 w1 # TIMEOUT
 # w1: TIMEOUT the load did not return
 # kernel wedged by w1
 # resumed in a fresh VM (boot 2) after w1 wedged the kernel
@@ -167,22 +168,16 @@ reads "verdicts: each verdict, unnamed, '- ', subtests ignored" 0 \
 3 gamma timeout
 4 delta error
 5 (unnamed) skip
-6 epsilon skip" verdicts "$doc"
+6 zeta skip" verdicts "$doc"
 reads "verdicts: a TIMEOUT with or without its time, an XFAIL" 0 "1 a timeout
 2 b timeout
 3 c xfail" verdicts <(printf '%s\n' '# a: waited 10.0 s' 'not ok 1 a # TIMEOUT' \
 	'# a: TIMEOUT the load did not return' 'not ok 2 b # TIMEOUT 10s' 'ok 3 c # XFAIL')
 reads "verdicts from stdin" 0 "1 a ok
-2 w1 timeout
-3 b skip
-4 w2 skip
-5 c skip" verdicts <"$tmp/boot-1.ktap"
+2 w1 timeout" verdicts <"$tmp/boot-1.ktap"
 reads "results: the result lines as written" 0 \
 	"ok 1 a
-not ok 2 w1 # TIMEOUT 10
-ok 3 b # SKIP
-ok 4 w2 # SKIP
-ok 5 c # SKIP" results "$tmp/boot-1.ktap"
+not ok 2 w1 # TIMEOUT" results "$tmp/boot-1.ktap"
 reads "plan" 0 6 plan "$doc"
 reads "plan: none" 1 "" plan "$tmp/noplan.ktap"
 reads "skip-all: the reason of a whole-document SKIP" 0 "must be run as root" \
@@ -192,14 +187,17 @@ reads "policy" 0 always-sync policy "$doc"
 reads "facts" 0 "own=yes,unrelated=no" facts \
 	<(printf '%s\n' '# facts: own=yes,unrelated=no' '# policy: x' 'ok 1 a')
 reads "verdict CASE" 0 timeout verdict gamma "$doc"
-reads "verdict of a case not in the document" 1 "" verdict zeta "$doc"
+reads "verdict of a case not in the document" 1 "" verdict eta "$doc"
 reads "verdict CASE: the last result naming it" 0 ok verdict a \
 	<(printf '%s\n' 'ok 1 a # SKIP x' 'ok 2 a')
-reads "directive CASE" 0 "TIMEOUT 10s" directive gamma "$doc"
+reads "directive CASE" 0 "TIMEOUT" directive gamma "$doc"
+reads "directive CASE: without kselftest.h's blank after it" 0 "SKIP" \
+	directive zeta "$doc"
 reads "directive CASE: none" 0 "" directive alpha "$doc"
 reads "diag CASE: the lines before its result, since the one before" 0 \
 	"# stack: async_synchronize_full
-# more evidence of gamma" diag gamma "$doc"
+# more evidence of gamma
+# gamma: TIMEOUT after 10s" diag gamma "$doc"
 reads "diag CASE: the first case's start at the document's" 0 \
 	"# policy: always-sync
 # evidence of alpha" diag alpha "$doc"
@@ -218,7 +216,12 @@ reads "wedged" 0 gamma wedged "$doc"
 reads "wedged: a skip's reason is not a wedge" 1 "" wedged \
 	<(printf '%s\n' '# b: SKIP kernel wedged by a' 'ok 1 b # SKIP')
 reads "wedged: nothing wedged" 1 "" wedged "$tmp/boot-3.ktap"
-reads "leftover: the cases skipped because of a wedge" 0 epsilon leftover "$doc"
+reads "leftover: the cases not run because of a wedge" 0 epsilon leftover "$doc"
+reads "leftover: in order" 0 "b
+w2
+c" leftover "$tmp/boot-1.ktap"
+reads "leftover: a skip's reason is not one" 0 "" leftover \
+	<(printf '%s\n' '# b: SKIP kernel wedged by a' 'ok 1 b # SKIP')
 reads "body: without version and plan lines" 0 "# policy: skip-if-unused
 ok 1 c
 # Totals: pass:1 fail:0 xfail:0 xpass:0 skip:0 error:0" body "$tmp/boot-3.ktap"

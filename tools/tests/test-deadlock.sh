@@ -8,7 +8,8 @@
 # document per kernel although the run took several boots), each TIMEOUT
 # backed by a stack that shows the wait in async_synchronize* and by the
 # wait-for cycle the runner found, every boot's results under their cases'
-# KernelCI IDs, each wedged boot's cleanup report and end marker received,
+# KernelCI IDs, the whole console (every boot) filed by a lab with no
+# wrong verdict, each wedged boot's cleanup report and end marker received,
 # and each kernel's whole run within its bound. On stock 6.1 also the
 # bounds that cannot lie (bounds_checks).
 
@@ -94,6 +95,24 @@ timeouts_without_cycle()
 			grep '^# wait-for cycle: async job ' >/dev/null ||
 			echo "$name"
 	done
+}
+
+# lab_misfiled CONSOLE DOC: the results a lab reading the run's whole
+# console (every boot's document as it went by) files wrongly, by
+# KernelCI's parser (tools/ktap/kernelci-ids): "<id> <result>" of each ID
+# that is not a case of DOC (the merged document) or holds another verdict
+# than the case's there, and a case filed twice.  A wedged boot gives no
+# result for the cases it did not run, so each case is filed once, by the
+# boot that ran it.
+lab_misfiled()
+{
+	# shellcheck disable=SC2016 # awk, not shell
+	"$ktap" verdicts "$2" |
+		awk '{ print $2, $3 == "ok" ? "pass" : $3 == "skip" ? "skip" : "fail" }' |
+		awk 'NR == FNR { want[$1] = $2; next }
+		     { id = $1; sub(/^_/, "", id) }
+		     !(id in want) || want[id] != $2 || seen[id]++ { print }' - \
+			<("$TOOLS/ktap/kernelci-ids" "$1")
 }
 
 # The case the bounds checks run: unsafe where a load syncs all async work.
@@ -215,6 +234,12 @@ for k in "${kernels[@]}"; do
 		pass "$k: every result of every boot keeps its case's KernelCI ID"
 	else
 		fail "$k: KernelCI IDs that are no case's: ${foreign:-(see above)}"
+	fi
+	misfiled=$(lab_misfiled "$out/$k/console.log" "$doc" | paste -sd ' ') || true
+	if [ -s "$out/$k/console.log" ] && [ -z "$misfiled" ]; then
+		pass "$k: a lab reading the whole console files each case once, its verdict right"
+	else
+		fail "$k: a lab reading the whole console files wrongly: ${misfiled:-no console}"
 	fi
 done
 if [[ " ${kernels[*]} " == *" stock "* ]]; then

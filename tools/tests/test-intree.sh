@@ -99,9 +99,13 @@ tree=$("$TOOLS/vm/ksft-install.sh" --source "$src" --tree "$out/linux" | tail -n
 selftests=$tree/tools/testing/selftests
 suite=$selftests/module_async
 
+# A tree older than the suite (6.1) is given what tools/compat supplies the
+# standalone build; a newer one (7.2) nothing.
+mapfile -t compat < <(compat_make_args "$selftests")
+
 ksft_make()
 {
-	make -C "$selftests" TARGETS=module_async "$@"
+	make -C "$selftests" TARGETS=module_async ${compat[@]+"${compat[@]}"} "$@"
 }
 
 # The whole-suite SKIP of a host that cannot load the test modules: the
@@ -288,7 +292,7 @@ if [ "$toplevel" -eq 1 ]; then
 	fi
 	verify "top level: make O=... kselftest TARGETS=module_async KDIR=... exits 0" \
 		run "$logs/kselftest" make -C "$tree" O="$obj" kselftest TARGETS=module_async \
-			KDIR="$kdir"
+			KDIR="$kdir" ${compat[@]+"${compat[@]}"}
 	verify "top level: the modules built for $krel" \
 		modules_built_in "$obj/kselftest/module_async/modules"
 	verify "top level: the runner's KTAP: one test, skipped" \

@@ -109,8 +109,11 @@ fi
 rm -rf "$install"
 mkdir -p "$install"
 install=$(cd "$install" && pwd)
+# A tree older than the suite (6.1) gets what tools/compat supplies.
+mapfile -t compat < <(compat_make_args "$tree/tools/testing/selftests")
 make -C "$tree/tools/testing/selftests" TARGETS=module_async KDIR="$kdir" \
-	install INSTALL_PATH="$install" >&2 || die "make install failed"
+	${compat[@]+"${compat[@]}"} install INSTALL_PATH="$install" >&2 ||
+	die "make install failed"
 if [ ! -x "$install/run_kselftest.sh" ] || [ ! -x "$install/module_async/module_async" ]; then
 	die "the install in $install is incomplete"
 fi

@@ -19,7 +19,7 @@
 #
 # A deadlock is a verdict, not the end of the run.  When a case wedges the
 # kernel for good, the runner says so ("# kernel wedged by CASE", the cases
-# left over skipped for "kernel wedged by CASE") and the guest cannot even
+# left over not run, without a result) and the guest cannot even
 # power off: once everything it printed has arrived, QEMU is killed and a new VM
 # runs the cases left over (the same suite arguments plus "--case NAME" for
 # each, and "--facts LIST" once a boot printed the facts its policy probe
@@ -431,7 +431,7 @@ while :; do
 	wedged=$(record "$rec" wedged)
 	doc_plan=$("$KTAP" plan "$doc") || doc_plan=''
 	mapfile -t doc_names < <("$KTAP" verdicts "$doc" | awk '$2 != "(unnamed)" { print $2 }')
-	mapfile -t doc_skipped < <("$KTAP" leftover "$doc")
+	mapfile -t doc_not_run < <("$KTAP" leftover "$doc")
 	# What a load waits for, as a boot measured it: later boots are
 	# given it (the same kernel) instead of measuring it again.
 	if [ -z "$facts" ]; then
@@ -478,7 +478,6 @@ while :; do
 
 	progress=0
 	for name in ${doc_names[@]+"${doc_names[@]}"}; do
-		in_list "$name" ${doc_skipped[@]+"${doc_skipped[@]}"} && continue
 		[ -n "${final[$name]:-}" ] || progress=1
 		final[$name]=1
 	done
@@ -513,14 +512,14 @@ while :; do
 	fi
 
 	# The cases left over: the planned ones without a verdict, else those
-	# the wedge made the suite skip.
+	# the wedge left not run.
 	remaining=()
 	if [ ${#planned[@]} -gt 0 ]; then
 		for name in "${planned[@]}"; do
 			[ -n "${final[$name]:-}" ] || remaining+=("$name")
 		done
 	else
-		remaining=(${doc_skipped[@]+"${doc_skipped[@]}"})
+		remaining=(${doc_not_run[@]+"${doc_not_run[@]}"})
 	fi
 	[ ${#remaining[@]} -gt 0 ] || break
 	if [ "$progress" = 0 ]; then

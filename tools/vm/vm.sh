@@ -418,7 +418,8 @@ mods_key=''
 if [ -f "$entry/.complete" ]; then
 	mods_key=$(printf 'kdir %s\n' "$(readlink -f "$entry/kdir")"
 		   cat "$entry/.complete"
-		   find "$TOP/modules" -maxdepth 1 -type f \( -name '*.[ch]' -o -name Makefile \) \
+		   find "$TOP/modules" "$TOOLS/compat/modules.h" -maxdepth 1 -type f \
+			\( -name '*.[ch]' -o -name Makefile \) \
 			-print0 | LC_ALL=C sort -z | xargs -0 sha256sum
 		   tools_key make gcc)
 fi
@@ -430,7 +431,7 @@ else
 	rsync -a --delete --exclude '*.ko' --exclude '*.o' --exclude '*.mod' \
 		--exclude '*.mod.c' --exclude '.*.cmd' --exclude Module.symvers \
 		--exclude modules.order "$TOP/modules/" "$build/"
-	make -s -C "$build" KDIR="$entry/kdir" >&2 ||
+	make -s -C "$build" KDIR="$entry/kdir" KCFLAGS="${KCFLAGS:+$KCFLAGS }$COMPAT_KCFLAGS" >&2 ||
 		die "could not build the test modules against $entry/kdir"
 	[ -z "$mods_key" ] || step_done "$build.inputs" "$mods_key" "$build"/*.ko
 fi
