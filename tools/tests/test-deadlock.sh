@@ -24,7 +24,7 @@ readonly matrix=$TOOLS/vm/matrix.sh
 # The kernels by default: bookworm's 6.1 (the reference), bullseye's 5.10
 # and sid's 7.2 (the oldest and newest WARN, elevator and workqueue
 # formats), the 3.8 flag on 6.1 and on 7.2, the fixed series on 7.2 (the
-# one deadlock it leaves; on 6.1 that case races, ok or TIMEOUT).  vanilla
+# one deadlock it leaves, as on 6.1).  vanilla
 # is 6.1's code as stock, and 6.12 sits between 6.1 and 7.2 in every
 # format; the safe matrix covers them.
 readonly deadlock_kernels="stock stock-bullseye stock-sid patched patched-7.2 fixed-7.2"

@@ -253,7 +253,8 @@ wrong_kernel()
 	[[ ! $got =~ build-id\ ([0-9a-f]+)$ ]] || id=${BASH_REMATCH[1]}
 	if [ -z "$got" ]; then
 		echo "boot $1 does not say which kernel it ran" \
-			"(no \"# kernel: RELEASE build-id\" line), where build ID $want_id was meant"
+			"(no \"# kernel: RELEASE build-id\" line)," \
+			"where build ID $want_id was meant"
 	elif [ -z "$id" ]; then
 		echo "boot $1's kernel does not tell its build ID ($got)," \
 			"where build ID $want_id was meant"
