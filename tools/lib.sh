@@ -41,11 +41,13 @@ readonly COMPAT_KCFLAGS="-include $TOOLS/compat/modules.h"
 # compat_make_args SELFTESTS: the make variables, one a line, that a
 # kselftest build of the suite in a tree older than it needs from
 # tools/compat (a tree whose SELFTESTS/kselftest.h lacks
-# ksft_test_result_code(): 5.10, 6.1): none for a newer tree.
+# ksft_test_result_code(): 5.10, 6.1): none for a newer tree.  -iquote,
+# since lib.mk puts USERCFLAGS after the suite's -I..: "kselftest.h" is
+# looked for there before any -I directory.
 compat_make_args()
 {
 	grep -q ksft_test_result_code "$1/kselftest.h" && return 0
-	printf '%s\n' "USERCFLAGS=-I$TOOLS/compat/ksft" "KCFLAGS=$COMPAT_KCFLAGS"
+	printf '%s\n' "USERCFLAGS=-iquote $TOOLS/compat/ksft" "KCFLAGS=$COMPAT_KCFLAGS"
 }
 
 # The characters a path given to make cannot hold: make splits its words at

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # What the suite needs from a kernel tree that older trees lack, for the
-# standalone build only: included by ../../Makefile (standalone branch) and
+# standalone build only: included by ../../GNUmakefile and
 # ../../lib/Makefile; never part of the suite in a kernel tree, which builds
 # against its own tree alone.
 #

@@ -213,7 +213,7 @@ entry=$("$TOOLS/kernel/fetch-kernel.sh" 2>/dev/null | tail -n 1)
 stage=$tmp/stage
 mkdir -p "$stage/modules"
 if cp "$tree/module_async.sh" "$runner" "$tree/config" "$tree/settings" "$stage/" &&
-   make -s -C "$tree/modules" KDIR="$entry/kdir" >"$tmp/modules.log" 2>&1 &&
+   make -s -C "$tree" modules KDIR="$entry/kdir" >"$tmp/modules.log" 2>&1 &&
    cp "$tree"/modules/*.ko "$stage/modules/" &&
    "$TOOLS/vm/mkinitramfs.sh" --kernel "$entry" --suite "$stage" \
 	--out "$tmp/initrd.gz" >"$tmp/initrd.log" 2>&1 &&
