@@ -43,17 +43,13 @@ mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+# check WHAT CMD...: verify, and on a failure what CMD wrote to $tmp/err.
 check()
 {
-	local what=$1
+	local before=${failed:-0}
 
-	shift
-	if "$@"; then
-		pass "$what"
-	else
-		fail "$what"
-		sed 's/^/    /' "$tmp/err" 2>/dev/null || true
-	fi
+	verify "$@"
+	[ "${failed:-0}" -eq "$before" ] || sed 's/^/    /' "$tmp/err" 2>/dev/null || true
 	: >"$tmp/err"
 }
 
