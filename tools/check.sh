@@ -5,7 +5,7 @@
 #
 # Stages, each timed, each with its full log in build/check/<stage>.log:
 #   shell    syntax and shellcheck of every script (Python: syntax; the
-#            KTAP reader also mypy --strict)
+#            KTAP reader and tools/vm/qmp also mypy --strict)
 #   build    the runner with -Wall -Wextra -Werror; it and lib's tests
 #            also with the kselftest.h of 5.10, 6.12 and 7.2
 #   lib      host tests of lib/ and of the runner's KTAP output
@@ -150,8 +150,8 @@ stage_shell()
 	local f shell
 
 	passed=0 failed=0
-	# Every script: by name, or by its "#!" line (tools/ktap/ktap: Python,
-	# below).
+	# Every script: by name, or by its "#!" line (tools/ktap/ktap and
+	# tools/vm/qmp: Python, below).
 	for f in "$TOP/module_async.sh" "$TOP/.ci/run" \
 		 $(find "$TOP/tools" -type f \( -name '*.sh' -o -perm -u+x \) ! -name '*.py' |
 		   sort); do
@@ -176,12 +176,14 @@ stage_shell()
 			fail "python syntax ${f#"$TOP"/}"
 		fi
 	done
-	# The KTAP reader is typed: mypy --strict, as kunit_tool is.
-	if mypy --strict --no-error-summary --cache-dir "$TOP/build/mypy" "$TOOLS/ktap/ktap"; then
-		pass "mypy --strict tools/ktap/ktap"
-	else
-		fail "mypy --strict tools/ktap/ktap"
-	fi
+	# The Python programs are typed: mypy --strict, as kunit_tool is.
+	for f in ktap/ktap vm/qmp; do
+		if mypy --strict --no-error-summary --cache-dir "$TOP/build/mypy" "$TOOLS/$f"; then
+			pass "mypy --strict tools/$f"
+		else
+			fail "mypy --strict tools/$f"
+		fi
+	done
 	checks_summary
 }
 

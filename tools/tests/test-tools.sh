@@ -146,6 +146,20 @@ check "qemu.sh: qemu_alive counts a zombie as gone, not as alive" timeout 10 bas
 	pid=$(sh -c "sleep 0 & echo \$!; exec sleep 5 >/dev/null")
 	until [ "$(cut -d" " -f3 "/proc/$pid/stat")" = Z ]; do sleep 0.01; done
 	! qemu_alive "$pid"' - "$TOOLS"
+# vm/qmp's refusals, each with its why (a real QEMU's answers are the
+# wedge scenarios' below): a QEMU gone, a monitor that wrote no JSON.
+check_rc "vm/qmp --help exits 0" 0 "$TOOLS/vm/qmp" --help
+check_rc "vm/qmp with a bad action exits 2" 2 "$TOOLS/vm/qmp" bogus "$tmp/qmp" 1
+mkfifo "$tmp/qmp.in"
+: >"$tmp/qmp.out"
+gone=$(sh -c 'echo $$')
+check_rc "vm/qmp: no answer from a QEMU gone" 1 "$TOOLS/vm/qmp" save "$tmp/qmp" "$gone"
+check "vm/qmp says the QEMU is gone" grep -qx 'QEMU exited' "$tmp/rc.out"
+echo '{"QMP": {"version": ' >"$tmp/qmp.out"
+check_rc "vm/qmp: a monitor's line that is no JSON fails" 1 \
+	"$TOOLS/vm/qmp" restore "$tmp/qmp" "$$"
+check "vm/qmp says it is no JSON" grep -q '^the monitor wrote no JSON' "$tmp/rc.out"
+rm -f "$tmp/qmp.in" "$tmp/qmp.out"
 
 # ---- Debian's package layouts, by generation ------------------------------
 section "package names and headers Makefiles"

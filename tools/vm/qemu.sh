@@ -2,10 +2,9 @@
 #
 # QEMU for the test VM: which accelerator, which image, the suite's
 # arguments in the initramfs (for a guest no host answers: make lava),
-# start and stop, and its monitor: the guest's state saved and restored.
-# Sourced by vm-run.sh and vm-boot.sh after tools/lib.sh; every function
-# takes what it needs as arguments and prints what it finds (the
-# monitor's keep theirs in QMP_*).
+# start and stop; its monitor (the guest's state saved and restored) is
+# tools/vm/qmp's.  Sourced by vm-run.sh and vm-boot.sh after tools/lib.sh;
+# every function takes what it needs as arguments and prints what it finds.
 #
 # KVM is used when /dev/kvm is usable and the guest's kernel prints its
 # first line within a bound (vm-boot.sh watches that); a silent KVM guest
@@ -20,20 +19,13 @@
 # xz-compressed kernel).
 #
 # The guest's state (its devices and memory) is saved by QEMU's migration to
-# a file and restored by an incoming migration from it (QEMU 7.2 has no
-# file: URI, so "exec:cat"), driven through QMP on a chardev pipe: QEMU
-# reads commands from QMP.in (a FIFO) and writes replies and events to
-# QMP.out (a file).  The guest must be stopped while it is saved, and a
-# guest restored from a stopped one stays stopped until "cont".
+# a file and restored by an incoming migration from it, driven through QMP
+# on a chardev pipe by tools/vm/qmp.
 
 # shellcheck shell=bash
 
 readonly QEMU_STOP_TICKS=200	# 0.01 s each: TERM, then KILL
 readonly QEMU_CMDLINE="console=ttyS0,115200 panic=-1"
-readonly QMP_BOUND_MS=5000	# a reply to a command
-readonly QMP_POLL_S=0.02
-readonly SAVE_BOUND_MS=60000	# a save or a restore, with TCG on a busy host
-readonly SAVE_BANDWIDTH=$((1 << 40))	# bytes/s: the default 32 MiB/s would throttle
 
 # nap S: sleep S seconds without forking sleep(1), for polls many times a
 # second: read -t on a pipe that nobody writes.  The pipe is a process
@@ -283,11 +275,12 @@ qemu_guard()
 # qemu_start ACCEL IMAGE INITRD CONSOLE CHANNEL QMP LOG MEMORY SMP STATE
 # [restore]: start the guest in the background and print QEMU's pid.  Its
 # console (ttyS0) is appended to CONSOLE; its results channel (ttyS1) is
-# written to CHANNEL.out and reads the FIFO CHANNEL.in; its monitor is QMP
-# (see qmp_open); QEMU's own messages go to LOG.  STATE is the file the
-# guest's state is saved to (qemu_save), or with "restore" the one it
-# starts from (qemu_restore).  The FIFOs and files are made here, empty.
-# The caller has started the guard (qemu_guard).
+# written to CHANNEL.out and reads the FIFO CHANNEL.in; its monitor reads
+# the FIFO QMP.in and writes QMP.out (tools/vm/qmp talks to it); QEMU's own
+# messages go to LOG.  STATE is the file the guest's state is saved to
+# ("qmp save"), or with "restore" the one it starts from ("qmp restore").
+# The FIFOs and files are made here, empty.  The caller has started the
+# guard (qemu_guard).
 qemu_start()
 {
 	local accel=$1 image=$2 initrd=$3 console=$4 channel=$5 qmp=$6 qlog=$7 cpu=max
@@ -347,139 +340,4 @@ qemu_stop()
 qemu_gone()
 {
 	[ -z "$QEMU_GUARD" ] || echo >&"$QEMU_GUARD"
-}
-
-# ---- the monitor ----------------------------------------------------------
-
-# The monitor's state; QMP_WHY says why its last command failed (vm-boot.sh
-# logs it), QMP_VALUE what qmp_wait found.
-# shellcheck disable=SC2034
-QMP_PID='' QMP_IN='' QMP_OUT='' QMP_ID=0 QMP_PARTIAL='' QMP_REPLY='' QMP_WHY='' QMP_VALUE=''
-QMP_MS=0
-
-# qmp_open PID QMP: talk to the monitor of QEMU PID, started with qemu_start's
-# QMP; fails if it does not answer (a restoring QEMU may answer only once
-# the state is loaded).
-qmp_open()
-{
-	qmp_close
-	QMP_PID=$1 QMP_ID=0 QMP_PARTIAL=''
-	exec {QMP_IN}<>"$2.in" {QMP_OUT}<"$2.out"
-	qmp '"execute": "qmp_capabilities"' "$SAVE_BOUND_MS"
-}
-
-qmp_close()
-{
-	[ -z "$QMP_IN" ] || exec {QMP_IN}>&-
-	[ -z "$QMP_OUT" ] || exec {QMP_OUT}<&-
-	QMP_IN='' QMP_OUT=''
-}
-
-# qmp_ms: the time in ms in QMP_MS.
-qmp_ms()
-{
-	local t=${EPOCHREALTIME/[.,]/}
-
-	QMP_MS=$((t / 1000))
-}
-
-# qmp 'COMMAND' BOUND_MS: send {COMMAND, "id": N} and put its reply line in
-# QMP_REPLY; fails on an error reply (QMP_WHY says it), none within
-# BOUND_MS, or QEMU gone.
-qmp()
-{
-	local line end
-
-	QMP_ID=$((QMP_ID + 1)) QMP_REPLY=''
-	printf '{%s, "id": %d}\n' "$1" "$QMP_ID" >&"$QMP_IN"
-	qmp_ms
-	end=$((QMP_MS + $2))
-	while :; do
-		while IFS= read -r -u "$QMP_OUT" line; do
-			line=$QMP_PARTIAL${line%$'\r'}
-			QMP_PARTIAL=''
-			[[ $line == *'"id": '"$QMP_ID}" ]] || continue
-			QMP_REPLY=$line
-			[[ $line != '{"error"'* ]] && return 0
-			QMP_WHY=$(qmp_field desc "$line")
-			return 1
-		done
-		QMP_PARTIAL+=$line
-		qemu_alive "$QMP_PID" || { QMP_WHY="QEMU exited"; return 1; }
-		qmp_ms
-		[ "$QMP_MS" -lt "$end" ] || { QMP_WHY="no reply to {$1} in $2 ms"; return 1; }
-		nap "$QMP_POLL_S"
-	done
-}
-
-# qmp_field KEY JSON: the first string value of KEY in JSON (enough for
-# QEMU's replies: a status, an error's description).
-qmp_field()
-{
-	local re="\"$1\": \"(([^\"\\\\]|\\\\.)*)\""
-
-	[[ $2 =~ $re ]] && printf '%s\n' "${BASH_REMATCH[1]}"
-}
-
-# qmp_wait 'COMMAND' KEY WANTED...: poll COMMAND until its KEY is one of
-# WANTED (then in QMP_VALUE), at most SAVE_BOUND_MS.
-qmp_wait()
-{
-	local cmd=$1 key=$2 end w
-
-	shift 2
-	qmp_ms
-	end=$((QMP_MS + SAVE_BOUND_MS))
-	while qmp "$cmd" $((end - QMP_MS > QMP_BOUND_MS ? end - QMP_MS : QMP_BOUND_MS)); do
-		QMP_VALUE=$(qmp_field "$key" "$QMP_REPLY") || QMP_VALUE=''
-		for w in "$@"; do
-			[ "$QMP_VALUE" != "$w" ] || return 0
-		done
-		qmp_ms
-		if [ "$QMP_MS" -ge "$end" ]; then
-			QMP_WHY="still $key '$QMP_VALUE' after $SAVE_BOUND_MS ms"
-			return 1
-		fi
-		nap "$QMP_POLL_S"
-	done
-	return 1
-}
-
-# qemu_save: with the monitor open, the guest's state into the STATE file
-# of qemu_start: the guest is stopped, migrated to that file, and runs on.
-# Fails (QMP_WHY says why; the file may be partial) if QEMU cannot.
-qemu_save()
-{
-	local ok=0
-
-	# shellcheck disable=SC2016 # QEMU's sh expands $MODULE_ASYNC_STATE
-	if qmp '"execute": "stop"' "$QMP_BOUND_MS" &&
-	   qmp '"execute": "migrate-set-parameters",
-		"arguments": {"max-bandwidth": '"$SAVE_BANDWIDTH"'}' "$QMP_BOUND_MS" &&
-	   qmp '"execute": "migrate", "arguments": {"uri": "exec:cat >\"$MODULE_ASYNC_STATE\""}' \
-		"$QMP_BOUND_MS"; then
-		if qmp_wait '"execute": "query-migrate"' status completed failed cancelled; then
-			if [ "$QMP_VALUE" = completed ]; then
-				ok=1
-			else
-				# shellcheck disable=SC2034 # the caller's
-				QMP_WHY="migration $QMP_VALUE: $(qmp_field error-desc "$QMP_REPLY")"
-			fi
-		else
-			qmp '"execute": "migrate_cancel"' "$QMP_BOUND_MS" || true
-		fi
-	fi
-	qmp '"execute": "cont"' "$QMP_BOUND_MS" || ok=0
-	[ "$ok" = 1 ]
-}
-
-# qemu_restore: with the monitor open on a QEMU started with "restore", wait
-# until the guest's state is loaded and set it running; fails (QMP_WHY says
-# why) if it does not load.
-qemu_restore()
-{
-	qmp_wait '"execute": "query-status"' status paused postmigrate prelaunch running ||
-		return 1
-	[ "$QMP_VALUE" = running ] || qmp '"execute": "cont"' "$QMP_BOUND_MS" || return 1
-	qmp_wait '"execute": "query-status"' status running
 }

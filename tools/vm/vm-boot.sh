@@ -167,7 +167,6 @@ stopped_ms=0	# the guest stood stopped for its save: not counted in its bounds
 cleanup()
 {
 	qemu_stop "$qemu_pid"
-	qmp_close
 	rm -f "$channel.in" "$channel.out" "$qmp.in" "$qmp.out" "$out/boot.initrd"
 }
 trap cleanup EXIT
@@ -198,12 +197,12 @@ resume()
 
 	if [ -s "$restore" ]; then
 		start "$accel" restore
-		if qmp_open "$qemu_pid" "$qmp" && qemu_restore; then
+		if why=$("$TOOLS/vm/qmp" restore "$qmp" "$qemu_pid"); then
 			how=restored
 			guest_ready
 			return
 		fi
-		why="the restore failed: $QMP_WHY"
+		why="the restore failed: $why"
 		qemu_alive "$qemu_pid" || why+=" ($(tail -n 1 "$out/qemu.log"))"
 		qemu_stop "$qemu_pid"
 	fi
@@ -216,13 +215,13 @@ resume()
 # restored): save its state if asked to, then send them.
 guest_ready()
 {
-	local size t0
+	local size t0 why
 
 	saw_ready=1
 	if [ -n "$save" ]; then
 		now
 		t0=$NOW
-		if qmp_open "$qemu_pid" "$qmp" && qemu_save; then
+		if why=$("$TOOLS/vm/qmp" save "$qmp" "$qemu_pid"); then
 			saved=1
 			size=$(du -m "$save" | cut -f1)
 			now
@@ -230,7 +229,7 @@ guest_ready()
 				"(${size} MB): later boots restore it"
 		else
 			rm -f "$save"
-			log "boot $boot: could not save the guest's state ($QMP_WHY):" \
+			log "boot $boot: could not save the guest's state ($why):" \
 				"later boots boot afresh"
 		fi
 		now
