@@ -165,7 +165,7 @@ TEST(ktap_xfail_is_ok_counted_and_named)
 			   "tasks could not be frozen: the load sleeps");
 	ktap_expect_result(_metadata, out, "other", "skip", "SKIP", "not here");
 	EXPECT_NE(NULL, strstr(out, "ok 1 known # XFAIL"));
-	EXPECT_NE(NULL, strstr(out, "\n# known: XFAIL tasks could not be frozen: the load sleeps\n"));
+	EXPECT_NE(NULL, strstr(out, "\n# known: XFAIL tasks could not be frozen"));
 	EXPECT_NE(NULL, strstr(out, "# Totals: pass:0 fail:0 xfail:1 xpass:0 skip:1 error:0\n"));
 }
 
