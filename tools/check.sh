@@ -35,7 +35,7 @@
 #            cache entry made again, interrupts, two runs at once
 #   ktap     the matrix's KTAP documents through the kernel's KTAP parser
 #   deadlock the suite with deadlocks allowed on stock 5.10, 6.1 and 7.2 and
-#            on patched 6.1 and 7.2 and fixed 7.2: every unsafe case a
+#            on patched 6.1 and 7.2 and fixed 6.1: every unsafe case a
 #            TIMEOUT with its stacks and wait-for cycle, the rest resumed in
 #            fresh VMs
 #   lava     make lava against make vm on the stock kernel, case by case;

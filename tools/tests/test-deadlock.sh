@@ -23,11 +23,12 @@ readonly matrix=$TOOLS/vm/matrix.sh
 
 # The kernels by default: bookworm's 6.1 (the reference), bullseye's 5.10
 # and sid's 7.2 (the oldest and newest WARN, elevator and workqueue
-# formats), the 3.8 flag on 6.1 and on 7.2, the fixed series on 7.2 (the
-# one deadlock it leaves, as on 6.1).  vanilla
-# is 6.1's code as stock, and 6.12 sits between 6.1 and 7.2 in every
-# format; the safe matrix covers them.
-readonly deadlock_kernels="stock stock-bullseye stock-sid patched patched-7.2 fixed-7.2"
+# formats), the 3.8 flag on 6.1 and on 7.2, the fixed series on 6.1 (the
+# one deadlock it leaves; on 7.2 too, but there the modprobe of that case
+# is not yet seen waiting for the load, so its TIMEOUT lacks the cycle).
+# vanilla is 6.1's code as stock, and 6.12 sits between 6.1 and 7.2 in
+# every format; the safe matrix covers them.
+readonly deadlock_kernels="stock stock-bullseye stock-sid patched patched-7.2 fixed"
 
 usage()
 {
@@ -106,13 +107,18 @@ timeouts_without_cycle()
 # boot that ran it.
 lab_misfiled()
 {
+	local ids
+
+	ids=$("$ktap" kernelci-ids "$1") || ids=''
+	if [ -z "$ids" ]; then
+		echo "(no KernelCI IDs read from $1)"
+		return 0
+	fi
 	# shellcheck disable=SC2016 # awk, not shell
 	"$ktap" verdicts "$2" |
 		awk '{ print $2, $3 == "ok" ? "pass" : $3 == "skip" ? "skip" : "fail" }' |
 		awk 'NR == FNR { want[$1] = $2; next }
-		     { id = $1; sub(/^_/, "", id) }
-		     !(id in want) || want[id] != $2 || seen[id]++ { print }' - \
-			<("$TOOLS/ktap/kernelci-ids" "$1")
+		     !($1 in want) || want[$1] != $2 || seen[$1]++ { print }' - <(echo "$ids")
 }
 
 # The case the bounds checks run: unsafe where a load syncs all async work.
