@@ -184,8 +184,8 @@ counts()
 	"$TOOLS/expected/expected.sh" ${2:+"$2"} column "$1" |
 		awk '!/^#/ && $1 != "policy" && $1 != "status" { n[$2]++ }
 		END {
-			split("ok not-ok skip timeout error", order)
-			for (i = 1; i <= 5; i++)
+			n_order = split("ok xfail not-ok skip timeout error", order)
+			for (i = 1; i <= n_order; i++)
 				if (n[order[i]]) s = s (s ? ", " : "") n[order[i]] " " order[i]
 			print s
 		}' || die "no column $1 in tools/expected/verdicts"
@@ -226,7 +226,14 @@ EOF
 			"$(counts "$k")"
 		printf '    deadlocks allowed: %s\n' "$(counts "$k" --allow-deadlock)"
 	done
-	echo
+	cat <<EOF
+
+An xfail is a known failure of the kernel, not of the run:
+freeze_during_held_load, tasks that cannot be frozen while a load waits
+in async_synchronize_*() for an unrelated async job (every always-sync
+kernel).
+
+EOF
 	echo "checkpatch.pl --strict finds only these, kept on purpose:"
 	# "checkpatch build/lint/series/000N-*.patch TYPE: why" (or 000[N-M]).
 	kept='s|^checkpatch build/lint/series/000\[?([0-9-]+)\]?-\*\.patch ([A-Z_]+):|'
