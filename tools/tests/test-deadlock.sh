@@ -117,7 +117,8 @@ lab_misfiled()
 	fi
 	# shellcheck disable=SC2016 # awk, not shell
 	"$ktap" verdicts "$2" |
-		awk '{ print $2, $3 == "ok" || $3 == "xfail" ? "pass" : $3 == "skip" ? "skip" : "fail" }' |
+		awk '{ print $2, $3 == "ok" || $3 == "xfail" ? "pass" :
+				 $3 == "skip" ? "skip" : "fail" }' |
 		awk 'NR == FNR { want[$1] = $2; next }
 		     !($1 in want) || want[$1] != $2 || seen[$1]++ { print }' - <(echo "$ids")
 }
