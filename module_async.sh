@@ -55,12 +55,13 @@ is_loaded()
 	[ -d "/sys/module/$1" ]
 }
 
-# knob MODULE NAME: the module's parameter in $value ("" if unreadable),
-# read without a fork: the cleanup polls it, and forks are slow in a VM.
-knob()
+# knob_is MODULE NAME VALUE: the module's parameter reads VALUE; read
+# without a fork: the cleanup polls it, and forks are slow in a VM.
+knob_is()
 {
-	value=
-	{ read -r value <"/sys/module/$1/parameters/$2"; } 2>/dev/null || true
+	knob_value=
+	{ read -r knob_value <"/sys/module/$1/parameters/$2"; } 2>/dev/null
+	[ "$knob_value" = "$3" ]
 }
 
 # A test module whose async job started and has not finished once its gate
@@ -71,10 +72,8 @@ stuck_job()
 {
 	stuck=
 	for mod in $modules; do
-		knob "$mod" started
-		[ "$value" = 1 ] || continue
-		knob "$mod" "done"
-		[ "$value" = 1 ] && continue
+		knob_is "$mod" started 1 || continue
+		knob_is "$mod" "done" 1 && continue
 		stuck=$mod
 		return 0
 	done
@@ -132,10 +131,8 @@ cleanup()
 			fi
 		done
 	fi
-	value=
-	{ read -r value <"$async_probe_knob"; } 2>/dev/null
 	if [ -n "$saved_async_probe" ] && [ -w "$async_probe_knob" ] &&
-	   [ "$value" != "$saved_async_probe" ]; then
+	   ! knob_is module async_probe "$saved_async_probe"; then
 		echo "$saved_async_probe" > "$async_probe_knob"
 	fi
 }
