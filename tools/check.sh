@@ -47,7 +47,7 @@
 #            one size, an image that is not its vmlinux refused)
 #   fresh    README.md's commands in a fresh minimal Debian root: its
 #            prerequisites line, a clone, make vm, the stock verdicts
-#   bench    tools/bench --quick: its table, with ratios that are numbers
+#   bench    tools/bench --quick --against HEAD: its table, ratios numbers
 # Each stage reports "N passed, N failed[, N skipped]" (or a kselftest
 # "# Totals:" line); the last line sums them up.
 

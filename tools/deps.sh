@@ -24,11 +24,10 @@ PROG=${0##*/}
 #   apt-utils (apt-get download), dpkg: fetching Debian's kernel packages
 #   python3, mypy, shellcheck, sparse: the project's own checks (mypy: the
 #   KTAP reader, tools/ktap/ktap, typed --strict)
-#   hyperfine: tools/bench (make bench, and make check's quick one)
 #   debootstrap: the check of README.md's commands on a fresh machine
 readonly packages=(
 	autoconf automake bc bison build-essential busybox-static ccache cpio debootstrap
-	dwarves flex gcc-12 hyperfine kmod libelf-dev liblzma-dev libssl-dev
+	dwarves flex gcc-12 kmod libelf-dev liblzma-dev libssl-dev
 	libtool libzstd-dev mypy pkgconf python3 qemu-system-x86 rsync shellcheck
 	sparse util-linux xz-utils zstd
 )
