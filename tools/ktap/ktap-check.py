@@ -159,7 +159,6 @@ def check_document(kunit_parser, checks, lines, name, cases=None,
                      f'{[s.name for s in statuses]}')
 
 
-
 def main():
     ap = argparse.ArgumentParser(
         prog=PROG,
