@@ -46,8 +46,7 @@ usage()
 usage: $PROG [--stage NAME]... [--help]
 
 Runs the project's own tests and ends with "N passed, N failed, N skipped".
-Stages: $all_stages
-(default: all, in this order).
+Stages (default: all, in this order): $all_stages
 EOF
 }
 

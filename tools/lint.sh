@@ -61,16 +61,19 @@ lint_files()
 	(cd "$TOP" && git ls-files --cached --others --exclude-standard) | while IFS= read -r f; do
 		case $f in
 		*.c | *.h | *.sh | tools/kernel/patches/*.patch) echo "$f" ;;
-		*) head -n 1 "$TOP/$f" 2>/dev/null | grep -qE '^#!(/usr)?/bin/(env )?(ba)?sh' &&
-			echo "$f" ;;
+		*)
+			if head -n 1 "$TOP/$f" 2>/dev/null | grep -qE '^#!(/usr)?/bin/(env )?(ba)?sh'
+			then
+				echo "$f"
+			fi
+			;;
 		esac
 	done
 	"$TOOLS/kernel/series.sh" --out "$work/series" |
 		sed -n "/\/0000-cover-letter\.patch\$/!s|^$TOP/||p" || die "could not make the series"
 }
 
-# kept_by FILE TYPE: the justification, "PATTERN TYPE" of lint.exceptions'
-# "checkpatch PATTERN TYPE: why" lines, of a finding of TYPE in FILE.
+# kept_by FILE TYPE: the "PATTERN TYPE" (justified) justifying TYPE in FILE.
 kept_by()
 {
 	local pattern type
@@ -83,6 +86,7 @@ kept_by()
 	done < <(justified)
 }
 
+# justified: "PATTERN TYPE" of each "checkpatch PATTERN TYPE: why" line.
 justified()
 {
 	sed -nE 's/^checkpatch ([^ ]+) ([A-Z0-9_]+): .*/\1 \2/p' "$TOOLS/lint.exceptions"
