@@ -56,21 +56,21 @@ mkdir -p "$work"
 # $TOP; the cover letter is no patch).
 lint_files()
 {
-	local f
+	local f shebang='^#!(/usr)?/bin/(env )?(ba)?sh'
 
 	(cd "$TOP" && git ls-files --cached --others --exclude-standard) | while IFS= read -r f; do
 		case $f in
 		*.c | *.h | *.sh | tools/kernel/patches/*.patch) echo "$f" ;;
 		*)
-			if head -n 1 "$TOP/$f" 2>/dev/null | grep -qE '^#!(/usr)?/bin/(env )?(ba)?sh'
-			then
+			if head -n 1 "$TOP/$f" 2>/dev/null | grep -qE "$shebang"; then
 				echo "$f"
 			fi
 			;;
 		esac
 	done
 	"$TOOLS/kernel/series.sh" --out "$work/series" |
-		sed -n "/\/0000-cover-letter\.patch\$/!s|^$TOP/||p" || die "could not make the series"
+		sed -n "/\/0000-cover-letter\.patch\$/!s|^$TOP/||p" ||
+		die "could not make the series"
 }
 
 # kept_by FILE TYPE: the "PATTERN TYPE" (justified) justifying TYPE in FILE.
@@ -104,7 +104,7 @@ check_checkpatch()
 		# "FILE:LINE: LEVEL:TYPE: message" a finding; GIT_DIR unset: within
 		# this repository checkpatch would ask git about the suite's history.
 		while IFS= read -r finding; do
-			type=$(sed -nE 's/^[^:]*:[0-9]+: (ERROR|WARNING|CHECK):([A-Z0-9_]+):.*/\2/p' \
+			type=$(sed -nE 's/^[^:]*:[0-9]+: [A-Z]+:([A-Z0-9_]+):.*/\1/p' \
 				<<<"$finding")
 			why=$(kept_by "${finding%%:*}" "$type" | sed -n 1p)
 			if [ -n "$type" ] && [ -n "$why" ]; then
