@@ -10,7 +10,7 @@
 #   lib         host tests of lib/ and of the runner's KTAP output
 #   compare     the verdict comparator and the KTAP reader
 #   driver      module_async.sh: usage errors, whole-suite SKIPs with reasons
-#   inputs      make's and vm.sh's refusals of bad input
+#   inputs      bad input to make vm refused, exit 2, before any work
 #   tools       the VM tooling (fetch, initramfs, boot)
 #   add-case    a case added on a copy of the tree, run in a VM
 #   intree      the suite as a kselftest target of linux-source-6.1 and 7.2;
@@ -18,17 +18,16 @@
 #   via         the suite in a VM through an installed run_kselftest.sh
 #   checkpatch, sparse, ktap   tools/lint.sh --check NAME (ktap: the matrix's)
 #   matrix      the suite on every kernel of tools/expected/verdicts
-#   leftovers   what a run leaves behind
+#   leftovers   what a killed run leaves behind, the next run removes
 #   reliability tools/reliability --quick
 #   deadlock    the suite with deadlocks allowed, resumed in fresh VMs
 #   lava        make lava against make vm; the job definitions' schema
 #   kernels     make vm with PATCH=, KERNEL=, KSRC= and its refusals
 #   fresh       README.md's commands in a fresh minimal Debian root
 #   bench       tools/bench --quick: its table, with ratios that are numbers
-# Every stage runs whatever the others did.  A stage's results (KTAP, its
-# own or kselftest's) are counted by tools/ktap/ktap totals with its exit
-# status: one that exits non-zero with no failure, or reports nothing,
-# failed.  The last line sums them up.
+# Every stage runs whatever the others did; tools/ktap/ktap totals counts its
+# results (KTAP, its own or kselftest's) with its exit status: a non-zero one
+# with no failure, or no result at all, is a failure.  The last line sums up.
 
 set -euo pipefail
 
@@ -83,7 +82,8 @@ run_stage()
 	total=($((total[0] + n[0])) $((total[1] + n[2])) $((total[2] + n[4])))
 	echo "$1: ${counts##*$'\n'} ($(($(date +%s) - start))s, exit $rc)"
 	if [ "$rc" -ne 0 ] || [ "${n[2]}" -ne 0 ]; then
-		{ sed '$d' <<<"$counts"; grep ': error: ' "$log"; } | head -n 40 | sed 's/^/    /'
+		{ sed '$d' <<<"$counts"; grep ': error: ' "$log" || true; } | head -n 40 |
+			sed 's/^/    /'
 		echo "    full log: $log"
 	fi
 }
