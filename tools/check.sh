@@ -1,64 +1,40 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# check.sh - the project's own tests (`make check`).
-#
-# Stages, each timed, each with its full log in build/check/<stage>.log:
-#   shell    syntax and shellcheck of every script (Python: syntax; the
-#            KTAP reader and tools/vm/qmp also mypy --strict)
-#   build    the runner with -Wall -Wextra -Werror; it and lib's tests
-#            also with the kselftest.h of 5.10, 6.12 and 7.2
-#   lib      host tests of lib/ and of the runner's KTAP output
-#   compare  the verdict comparator against documents it must accept/reject
-#   driver   module_async.sh: usage errors, whole-suite SKIPs with reasons
-#   tools    host tests of the VM tooling (fetch, initramfs, boot)
-#   add-case a case with a new function and module added on a copy of the
-#            tree in four files, one reusing a function in three, and all
-#            that follows (the new case in a VM of the stock kernel)
-#   intree   the suite as a kselftest target of a copy of linux-source-6.1
-#            (build, run_tests, install, run_kselftest.sh, O=, top level)
-#            and of 7.2; make series: each patch applied to 7.2 with git
-#            am and the suite built after it; the READMEs' line limits
-#   via      the suite in a VM through an installed run_kselftest.sh -c
-#            module_async (make series applied to the kernel's source), on
-#            the stock kernel and on 7.2 built vanilla, its nested document
-#            checked by the kernel's parser; on 7.2, make vm's verdicts
-#   checkpatch  the kernel's checkpatch.pl --strict on every C and shell file and
-#            on the kernel patch series (tools/kernel/patches/)
-#   sparse   the test modules through sparse (C=2) and W=1
-#   matrix   the suite in a VM on every kernel of tools/expected/verdicts
-#            that vm.sh can make (Debian's stock 5.10, 6.1, 6.12 and 7.2,
-#            linux-source-6.1 and -7.2 built vanilla, patched and fixed, and
-#            broken variants of fixed, each differing from it), each
-#            verdict compared with the table
-#   reliability  tools/reliability --quick: vm.sh's bad input, a damaged
-#            cache entry made again, interrupts, two runs at once
-#   ktap     the matrix's KTAP documents through the kernel's KTAP parser
-#   deadlock the suite with deadlocks allowed on stock 5.10, 6.1 and 7.2 and
-#            on patched 6.1 and 7.2 and fixed 6.1: every unsafe case a
-#            TIMEOUT with its stacks and wait-for cycle, the rest resumed in
-#            fresh VMs
-#   lava     make lava against make vm on the stock kernel, case by case;
-#            a deadlock in a LAVA job a recorded fail, the job complete;
-#            both job definitions through LAVA's job schema
-#   kernels  make vm with PATCH= alone, with KERNEL=FILE KDIR=<headers>,
-#            with KSRC=<a tree of one's own>, and its refusals of what cannot
-#            work; the kernel booted the one built (two PATCH= kernels of
-#            one size, an image that is not its vmlinux refused)
-#   fresh    README.md's commands in a fresh minimal Debian root: its
-#            prerequisites line, a clone, make vm, the stock verdicts
-#   bench    tools/bench --quick --against HEAD: its table, ratios numbers
-# Each stage reports "N passed, N failed[, N skipped]" (or a kselftest
-# "# Totals:" line); the last line sums them up.
+# check.sh - the project's own tests (`make check`), in stages, each timed,
+# each with its log in build/check/<stage>.log:
+#   shell       bash -n and shellcheck of every script, Python's syntax,
+#               mypy --strict of the typed Python programs
+#   build       the runner with -Wall -Wextra -Werror; it and lib's tests
+#               also with the kselftest.h of each of KSFT_SERIES
+#   lib         host tests of lib/ and of the runner's KTAP output
+#   compare     the verdict comparator and the KTAP reader
+#   driver      module_async.sh: usage errors, whole-suite SKIPs with reasons
+#   inputs      bad input to make vm refused, exit 2, before any work
+#   tools       the VM tooling (fetch, initramfs, boot)
+#   add-case    a case added on a copy of the tree, run in a VM
+#   intree      the suite as a kselftest target of linux-source-6.1 and 7.2;
+#               make series applied to 7.2
+#   via         the suite in a VM through an installed run_kselftest.sh
+#   checkpatch, sparse, ktap   tools/lint.sh --check NAME (ktap: the matrix's)
+#   matrix      the suite on every kernel of tools/expected/verdicts
+#   leftovers   what a killed run leaves behind, the next run removes
+#   reliability tools/reliability --quick
+#   deadlock    the suite with deadlocks allowed, resumed in fresh VMs
+#   lava        make lava against make vm; the job definitions' schema
+#   kernels     make vm with PATCH=, KERNEL=, KSRC= and its refusals
+#   fresh       README.md's commands in a fresh minimal Debian root
+#   bench       tools/bench --quick --against HEAD: its table, ratios numbers
+# Every stage runs whatever the others did; tools/ktap/ktap totals counts its
+# results (KTAP, its own or kselftest's) with its exit status: a non-zero one
+# with no failure, or no result at all, is a failure.  The last line sums up.
 
-# Every stage runs whatever the others did: a stage's failure is counted
-# from its log and its exit status (run_stage), never fatal here.
 set -euo pipefail
 
 PROG=${0##*/}
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/lib.sh"
-readonly logdir=$TOP/build/check
+readonly logdir=$TOP/build/check runner=$TOP/build/module_async
 
 readonly all_stages="shell build lib compare driver inputs tools add-case intree via checkpatch \
 sparse matrix leftovers reliability ktap deadlock lava kernels fresh bench"
@@ -69,8 +45,7 @@ usage()
 usage: $PROG [--stage NAME]... [--help]
 
 Runs the project's own tests and ends with "N passed, N failed, N skipped".
-Stages: $all_stages
-(default: all, in this order).
+Stages (default: all, in this order): $all_stages
 EOF
 }
 
@@ -91,67 +66,49 @@ while [ $# -gt 0 ]; do
 done
 stages=${stages:-$all_stages}
 
-total_pass=0
-total_fail=0
-total_skip=0
-
-# Add a stage's counts, taken from the last summary line of its log: ours
-# ("N passed, N failed[, N skipped]") or kselftest's ("# Totals: pass:..").
-# A log with neither counts as one check, decided by the exit status.
-count_log()
-{
-	local log=$1 rc=$2 line p f s
-
-	line=$(grep -E '^([A-Za-z]+: )?[0-9]+ passed, [0-9]+ failed|^# Totals: pass:' "$log" |
-		tail -n 1) || line=''
-	if [[ "$line" =~ ([0-9]+)\ passed,\ ([0-9]+)\ failed(,\ ([0-9]+)\ skipped)? ]]; then
-		p=${BASH_REMATCH[1]} f=${BASH_REMATCH[2]} s=${BASH_REMATCH[4]:-0}
-	elif [[ "$line" =~ pass:([0-9]+)\ fail:([0-9]+).*skip:([0-9]+)\ error:([0-9]+) ]]; then
-		p=${BASH_REMATCH[1]} s=${BASH_REMATCH[3]}
-		f=$((BASH_REMATCH[2] + BASH_REMATCH[4]))
-	elif [ "$rc" -eq 0 ]; then
-		p=1 f=0 s=0
-	else
-		p=0 f=1 s=0
-	fi
-	# A stage that failed without saying so still failed.
-	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-		f=1
-	fi
-	total_pass=$((total_pass + p))
-	total_fail=$((total_fail + f))
-	total_skip=$((total_skip + s))
-	printf '%s: %d passed, %d failed, %d skipped' "$3" "$p" "$f" "$s"
-}
-
+# run_stage NAME: run stage NAME into its log, say its totals, time and exit
+# status, and its failures (the log may be gone before anyone reads it).
+total=(0 0 0)
 run_stage()
 {
-	local name=$1 log=$logdir/$1.log start rc
-	shift
+	local log=$logdir/$1.log start rc=0 counts n
 
-	echo "== $name" >&2
+	echo "== $1" >&2
 	start=$(date +%s)
-	rc=0
-	"$@" > "$log" 2>&1 || rc=$?
-	count_log "$log" "$rc" "$name"
-	printf ' (%ds, exit %d)\n' $(($(date +%s) - start)) "$rc"
-	if [ "$rc" -ne 0 ]; then
-		# Each failure with the first lines of its details (indented, or
-		# "#   "): a log may be gone before anyone reads it.
-		awk '/^(FAIL|not ok|# FAIL)|error/ { print; more = 3; next }
-		     more && /^(    |\t|#   )/ { print; more--; next }
-		     { more = 0 }' "$log" | head -n 40 | sed 's/^/    /'
+	(stage "$1") >"$log" 2>&1 || rc=$?
+	counts=$("$TOOLS/ktap/ktap" totals --status "$rc" "$log") || [ $? -eq 1 ] ||
+		counts=$'# tools/ktap/ktap totals failed\n0 passed, 1 failed, 0 skipped'
+	read -r -a n <<<"${counts##*$'\n'}"
+	total=($((total[0] + n[0])) $((total[1] + n[2])) $((total[2] + n[4])))
+	echo "$1: ${counts##*$'\n'} ($(($(date +%s) - start))s, exit $rc)"
+	if [ "$rc" -ne 0 ] || [ "${n[2]}" -ne 0 ]; then
+		{ sed '$d' <<<"$counts"; grep ': error: ' "$log" || true; } | head -n 40 |
+			sed 's/^/    /'
 		echo "    full log: $log"
 	fi
+}
+
+# stage NAME: the commands of stage NAME.
+stage()
+{
+	case $1 in
+	shell | build | compare | intree) "stage_$1" ;;
+	lib) make -C "$TOP/lib" check OUTPUT="$TOP/build/lib" RUNNER="$runner" ;;
+	driver) "$TOOLS/tests/test-driver.sh" "$runner" ;;
+	deadlock | lava | bench) "$TOOLS/tests/test-$1.sh" --out "$logdir/$1" ;;
+	kernels) "$TOOLS/tests/test-vm-kernels.sh" ;;
+	reliability) "$TOOLS/reliability" --quick ;;
+	checkpatch | sparse | ktap) "$TOOLS/lint.sh" --check "$1" ;;
+	matrix) "$TOOLS/vm/matrix.sh" --out "$logdir/matrix" ;;
+	*) "$TOOLS/tests/test-$1.sh" ;;
+	esac
 }
 
 stage_shell()
 {
 	local f shell
 
-	passed=0 failed=0
-	# Every script: by name, or by its "#!" line (tools/ktap/ktap and
-	# tools/vm/qmp: Python, below).
+	# Every script: by name, or by its "#!" line (Python's below).
 	for f in "$TOP/module_async.sh" "$TOP/.ci/run" \
 		 $(find "$TOP/tools" -type f \( -name '*.sh' -o -perm -u+x \) ! -name '*.py' |
 		   sort); do
@@ -169,20 +126,13 @@ stage_shell()
 		fi
 	done
 	for f in $(find "$TOP/tools" -name '*.py' | sort); do
-		[ -e "$f" ] || continue
-		if python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read())' "$f"; then
-			pass "python syntax ${f#"$TOP"/}"
-		else
-			fail "python syntax ${f#"$TOP"/}"
-		fi
+		verify "python syntax ${f#"$TOP"/}" \
+			python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read())' "$f"
 	done
 	# The Python programs are typed: mypy --strict, as kunit_tool is.
 	for f in ktap/ktap vm/qmp; do
-		if mypy --strict --no-error-summary --cache-dir "$TOP/build/mypy" "$TOOLS/$f"; then
-			pass "mypy --strict tools/$f"
-		else
-			fail "mypy --strict tools/$f"
-		fi
+		verify "mypy --strict tools/$f" \
+			mypy --strict --no-error-summary --cache-dir "$TOP/build/mypy" "$TOOLS/$f"
 	done
 	checks_summary
 }
@@ -192,12 +142,12 @@ stage_shell()
 # since 6.12.
 readonly KSFT_SERIES="5.10 6.12 7.2"
 
-# A subshell, with counts of its own for the reporter.
 stage_build()
-(
-	passed=0 failed=0 series='' src='' out='' rc=0
+{
+	local series src out
 
-	make -C "$TOP" OUTPUT="$TOP/build" -B "$TOP/build/module_async" || rc=$?
+	verify "the runner with -Wall -Wextra -Werror" \
+		make -C "$TOP" OUTPUT="$TOP/build" -B "$runner"
 	for series in $KSFT_SERIES; do
 		src=$("$TOOLS/kernel/fetch-source.sh" --series "$series" | tail -n 1) || return 3
 		out=$TOP/build/ksft-$series
@@ -212,166 +162,44 @@ stage_build()
 				"(log: $logdir/build-$series.log)"
 		fi
 	done
-	if [ "$rc" -eq 0 ]; then
-		pass "the runner with -Wall -Wextra -Werror"
-	else
-		fail "the runner with -Wall -Wextra -Werror"
-	fi
 	checks_summary
-)
-
-stage_lib()
-{
-	make -C "$TOP/lib" check OUTPUT="$TOP/build/lib" RUNNER="$TOP/build/module_async"
 }
 
-# counted CMD...: run a test script, show its output, and add its closing
-# "N passed, N failed[, N skipped]" to $sum_pass, $sum_fail, $sum_skip (a
-# script that ends without one counts as a failure); for a stage of
-# several scripts, which then prints the sum.
-counted()
+# The verdict comparator's tests and the KTAP reader's: two documents.
+stage_compare()
 {
-	local out rc=0
+	local rc=0
 
-	out=$(mktemp)
-	"$@" 2>&1 | tee "$out" || rc=$?
-	if [[ $(tail -n 1 "$out") =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed(,\ ([0-9]+)\ skipped)?$ ]]
-	then
-		sum_pass=$((sum_pass + BASH_REMATCH[1]))
-		sum_fail=$((sum_fail + BASH_REMATCH[2]))
-		sum_skip=$((sum_skip + ${BASH_REMATCH[4]:-0}))
-	else
-		sum_fail=$((sum_fail + 1))
-	fi
-	rm -f "$out"
+	"$TOOLS/tests/test-compare.sh" || rc=1
+	"$TOOLS/ktap/test-ktap.sh" || rc=1
 	return "$rc"
 }
 
-sum_summary()
-{
-	echo "$sum_pass passed, $sum_fail failed, $sum_skip skipped"
-	[ "$sum_fail" -eq 0 ]
-}
-
-# The verdict comparator's tests and the KTAP reader's, counted together.
-stage_compare()
-{
-	local t sum_pass=0 sum_fail=0 sum_skip=0
-
-	for t in tests/test-compare.sh ktap/test-ktap.sh ktap/test-kernelci-ids.sh; do
-		counted "$TOOLS/$t" || true
-	done
-	sum_summary
-}
-
-stage_driver()
-{
-	"$TOOLS/tests/test-driver.sh" "$TOP/build/module_async"
-}
-
-stage_inputs()
-{
-	"$TOOLS/tests/test-inputs.sh"
-}
-
-stage_leftovers()
-{
-	"$TOOLS/tests/test-leftovers.sh"
-}
-
-stage_reliability()
-{
-	"$TOOLS/reliability" --quick
-}
-
-stage_via()
-{
-	"$TOOLS/tests/test-via.sh"
-}
-
-stage_deadlock()
-{
-	"$TOOLS/tests/test-deadlock.sh" --out "$TOP/build/check/deadlock"
-}
-
-stage_lava()
-{
-	"$TOOLS/tests/test-lava.sh" --out "$TOP/build/check/lava"
-}
-
-stage_kernels()
-{
-	"$TOOLS/tests/test-vm-kernels.sh"
-}
-
-stage_fresh()
-{
-	"$TOOLS/tests/test-fresh.sh"
-}
-
-stage_bench()
-{
-	"$TOOLS/tests/test-bench.sh" --out "$TOP/build/check/bench"
-}
-
-stage_add_case()
-{
-	"$TOOLS/tests/test-add-case.sh"
-}
-
-stage_tools()
-{
-	"$TOOLS/tests/test-tools.sh"
-}
-
-# In linux-source-6.1's selftests, then in 7.2's (its lib.mk builds the
-# test modules itself, its run_tests prints no header, its kunit_parser
-# reads the documents), with sid's kernel for the modules; and the suite
-# as the patch series against 7.2 (make series).
+# In linux-source-6.1's selftests, then in 7.2's with sid's kernel for the
+# modules; and the suite as the patch series against 7.2 (make series).
 stage_intree()
 {
-	local src72 sid sum_pass=0 sum_fail=0 sum_skip=0
+	local src72 sid rc=0
 
-	counted "$TOOLS/tests/test-intree.sh" || true
+	"$TOOLS/tests/test-intree.sh" || rc=1
 	if src72=$("$TOOLS/kernel/fetch-source.sh" --series 7.2 | tail -n 1) &&
 	   sid=$("$TOOLS/kernel/fetch-kernel.sh" --dist sid | tail -n 1); then
-		counted "$TOOLS/tests/test-intree.sh" --source "$src72" --kernel "$sid" \
-			--out "$TOP/build/intree-7.2" --no-toplevel || true
+		"$TOOLS/tests/test-intree.sh" --source "$src72" --kernel "$sid" \
+			--out "$TOP/build/intree-7.2" --no-toplevel || rc=1
 	else
-		sum_fail=$((sum_fail + 1))
+		rc=1
 	fi
-	counted "$TOOLS/tests/test-series.sh" || true
-	sum_summary
-}
-
-stage_checkpatch()
-{
-	"$TOOLS/lint.sh" --check checkpatch
-}
-
-stage_sparse()
-{
-	"$TOOLS/lint.sh" --check sparse
-}
-
-stage_matrix()
-{
-	"$TOOLS/vm/matrix.sh" --out "$TOP/build/check/matrix"
-}
-
-stage_ktap()
-{
-	"$TOOLS/lint.sh" --check ktap --matrix "$TOP/build/check/matrix" \
-		--runner "$TOP/build/module_async"
+	"$TOOLS/tests/test-series.sh" || rc=1
+	return "$rc"
 }
 
 mkdir -p "$logdir"
 # make check fails with 1 whatever failed, missing packages too.
 "$TOOLS/deps.sh" || exit 1
 start_all=$(date +%s)
-for stage in $stages; do
-	run_stage "$stage" "stage_${stage//-/_}"
+for s in $stages; do
+	run_stage "$s"
 done
 echo "== all stages took $(($(date +%s) - start_all))s"
-echo "$total_pass passed, $total_fail failed, $total_skip skipped"
-[ "$total_fail" -eq 0 ]
+echo "${total[0]} passed, ${total[1]} failed, ${total[2]} skipped"
+[ "${total[1]}" -eq 0 ]

@@ -185,29 +185,41 @@ need_arg()
 	[ "$2" -ge 2 ] || usage_error "option $1 needs a value"
 }
 
-# The test reporter of every test script: one "PASS what", "FAIL what" or
-# "SKIP what: why" line a check, counted in $passed, $failed and $skipped;
-# checks_summary prints the closing "N passed, N failed[, N skipped]" line
-# (the one tools/check.sh counts) and fails when a check did.
+# The test reporter of every test script, in KTAP: a version line before
+# the first result, a result a check ("ok N what", "not ok N what", "ok N
+# what # SKIP why"), counted in $passed, $failed and $skipped; a failure's
+# details are "# " lines after it.  checks_summary prints the plan and the
+# closing "N passed, N failed[, N skipped]" and fails when a check did.
+# tools/ktap/ktap reads them (relay, tools/check.sh).
+result()
+{
+	[ $((${passed:-0} + ${failed:-0} + ${skipped:-0})) -gt 0 ] || echo "KTAP version 1"
+	echo "$1 $((${passed:-0} + ${failed:-0} + ${skipped:-0} + 1)) $2"
+}
+
 pass()
 {
-	echo "PASS $*"
+	result ok "$*"
 	passed=$((${passed:-0} + 1))
 }
 
 fail()
 {
-	echo "FAIL $*"
+	result "not ok" "$*"
 	failed=$((${failed:-0} + 1))
 }
 
+# skip WHAT: WHY
 skip()
 {
-	echo "SKIP $*"
+	local what=$* why=
+
+	[[ $what != *": "* ]] || why=${what#*: } what=${what%%: *}
+	result ok "$what # SKIP${why:+ $why}"
 	skipped=$((${skipped:-0} + 1))
 }
 
-# verify WHAT CMD...: PASS WHAT if CMD succeeds, else FAIL WHAT.
+# verify WHAT CMD...: pass WHAT if CMD succeeds, else fail WHAT.
 verify()
 {
 	local what=$1
@@ -220,8 +232,36 @@ verify()
 	fi
 }
 
+# relay FILE: each result of the KTAP document FILE (another reporter's)
+# as a check of this script, its failures' details after them; a FILE
+# without a result, a failure.
+relay()
+{
+	local n what verdict results=0 failures=0
+
+	while read -r n what; do
+		verdict=${what##* } what=${what% *} results=$((results + 1))
+		case $verdict in
+		ok | xfail) pass "$what" ;;
+		skip) skip "$what: $("$TOOLS/ktap/ktap" reason "$what" "$1")" ;;
+		*)
+			fail "$what"
+			failures=$((failures + 1))
+			;;
+		esac
+	done < <("$TOOLS/ktap/ktap" verdicts "$1")
+	[ "$results" -gt 0 ] || fail "${1##*/}: a result (it has none)"
+	if [ "$failures" -gt 0 ]; then
+		"$TOOLS/ktap/ktap" totals "$1" | sed '$d; s/^/# /' || true
+	fi
+}
+
 checks_summary()
 {
+	local n=$((${passed:-0} + ${failed:-0} + ${skipped:-0}))
+
+	[ "$n" -gt 0 ] || echo "KTAP version 1"
+	echo "1..$n"
 	echo "${passed:-0} passed, ${failed:-0} failed${skipped:+, $skipped skipped}"
 	[ "${failed:-0}" -eq 0 ]
 }

@@ -1,26 +1,20 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# lint.sh - the kernel's own checks on the suite, each from the kernel
-# source tree (tools/kernel/fetch-source.sh) or against a kernel build:
-#   checkpatch  scripts/checkpatch.pl --strict --no-tree -f on every C file,
-#               header and shell script git knows of, and on each patch of
-#               tools/kernel/patches/ and of `make series` as a patch;
-#               every ERROR, WARNING
-#               and CHECK fails, but for those tools/lint.exceptions
-#               justifies, one line each, "checkpatch FILE TYPE: why" (a
-#               justification that no longer matches anything fails too)
-#   sparse      the test modules built for Debian's stock kernel of each
-#               generation (tools/kernel/fetch-kernel.sh --dist) with C=2
-#               W=1: any warning fails, and any use of a system workqueue
+# lint.sh - the kernel's own checks on the suite, from the kernel source
+# (tools/kernel/fetch-source.sh) or against a kernel build:
+#   checkpatch  scripts/checkpatch.pl --strict on every C file, header and
+#               shell script git knows of, on tools/kernel/patches/ and on
+#               `make series`: every finding fails, but for those
+#               tools/lint.exceptions justifies, "checkpatch FILE TYPE: why"
+#               (a justification that matches nothing fails too)
+#   sparse      the test modules built with C=2 W=1 for Debian's stock
+#               kernel of each generation: no warning, no system workqueue
 #               the kernel's source marks deprecated
-#   ktap        the KTAP documents of the VM runs (build/check/matrix/*/
-#               results.ktap, written by the matrix stage) through the
-#               kernel's KTAP parser (tools/testing/kunit/kunit_parser.py):
-#               no parse error, and every case of the runner's --list
-#               accounted for once; every result under its case's KernelCI
-#               ID (tools/ktap/ktap kernelci-ids)
-# One PASS/FAIL line per check, then "N passed, N failed".
+#   ktap        the matrix stage's documents (build/check/matrix/*/
+#               results.ktap) through the kernel's KTAP parser: no error,
+#               every case of build/module_async --list once; every result
+#               under its case's KernelCI ID (tools/ktap/ktap kernelci-ids)
 
 set -euo pipefail
 
@@ -30,152 +24,104 @@ PROG=${0##*/}
 
 usage()
 {
-	cat <<EOF
-Usage: $PROG [--check NAME]... [--source DIR] [--matrix DIR] [--runner FILE]
-
-Runs the kernel's checks on the suite; ends with "N passed, N failed".
-
-  --check NAME    checkpatch, sparse or ktap (repeatable; default: all three)
-  --source DIR    unpacked kernel source (default: tools/kernel/fetch-source.sh)
-  --matrix DIR    where the VM runs' results are, DIR/<kernel>/results.ktap
-                  (default: build/check/matrix)
-  --runner FILE   the runner whose --list names the cases
-                  (default: build/module_async)
-  -h, --help      this text
-EOF
+	echo "Usage: $PROG [--check checkpatch|sparse|ktap]... [--help]"
+	echo "Runs the kernel's checks on the suite (default: all three)."
 }
 
-checks=() src='' matrix=$TOP/build/check/matrix runner=$TOP/build/module_async
+checks=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--check)
-		need_arg "$1" $#
-		case $2 in
+		case ${2:-} in
 		checkpatch | sparse | ktap) checks+=("$2") ;;
-		*) usage_error "unknown check '$2'" ;;
+		*) usage_error "unknown check '${2:-}'" ;;
 		esac
 		shift 2
 		;;
-	--source) need_arg "$1" $#; src=$2; shift 2 ;;
-	--matrix) need_arg "$1" $#; matrix=$2; shift 2 ;;
-	--runner) need_arg "$1" $#; runner=$2; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage_error "unknown option '$1'" ;;
 	esac
 done
 [ ${#checks[@]} -gt 0 ] || checks=(checkpatch sparse ktap)
 
-if [ -z "$src" ]; then
-	src=$("$TOOLS/kernel/fetch-source.sh" | tail -n 1) || die "could not fetch the source"
-fi
+src=$("$TOOLS/kernel/fetch-source.sh" | tail -n 1) || die "could not fetch the source"
 [ -x "$src/scripts/checkpatch.pl" ] || die "$src is not a kernel source tree"
 work=$TOP/build/lint
 mkdir -p "$work"
 
-
 # ---- checkpatch -------------------------------------------------------------
 
-# The files to check: C sources and headers, every shell script (by name
-# or by its #! line), and the kernel patch series as a maintainer would
-# receive them.
+# The files to check: C sources and headers, shell scripts (by name or #!
+# line), the kernel patch series, and `make series`' patches (relative to
+# $TOP; the cover letter is no patch).
 lint_files()
 {
-	local f
+	local f shebang='^#!(/usr)?/bin/(env )?(ba)?sh'
 
 	(cd "$TOP" && git ls-files --cached --others --exclude-standard) | while IFS= read -r f; do
 		case $f in
 		*.c | *.h | *.sh | tools/kernel/patches/*.patch) echo "$f" ;;
 		*)
-			[ -f "$TOP/$f" ] &&
-				head -n 1 "$TOP/$f" | grep -qE '^#!(/usr)?/bin/(env )?(ba)?sh' &&
+			if head -n 1 "$TOP/$f" 2>/dev/null | grep -qE "$shebang"; then
 				echo "$f"
+			fi
 			;;
 		esac
 	done
-}
-
-# The suite as the patch series `make series` writes (tools/kernel/series.sh),
-# its patches' paths relative to $TOP: a maintainer checks them whole (the
-# cover letter is no patch).
-series_patches()
-{
 	"$TOOLS/kernel/series.sh" --out "$work/series" |
 		sed -n "/\/0000-cover-letter\.patch\$/!s|^$TOP/||p" ||
 		die "could not make the series"
 }
 
-# The justified findings, lines "checkpatch FILE TYPE: why" of
-# tools/lint.exceptions (FILE a shell pattern): "FILE TYPE" for each.
+# kept_by FILE TYPE: the "PATTERN TYPE" (justified) justifying TYPE in FILE.
+kept_by()
+{
+	local pattern type
+
+	while read -r pattern type; do
+		# shellcheck disable=SC2254 # the pattern is meant to match
+		case $1 in
+		$pattern) [ "$type" != "$2" ] || echo "$pattern $type" ;;
+		esac
+	done < <(justified)
+}
+
+# justified: "PATTERN TYPE" of each "checkpatch PATTERN TYPE: why" line.
 justified()
 {
 	sed -nE 's/^checkpatch ([^ ]+) ([A-Z0-9_]+): .*/\1 \2/p' "$TOOLS/lint.exceptions"
 }
 
-# kept_by FILE TYPE: the justification ("PATTERN TYPE", of $kept) of a
-# finding of TYPE in FILE, if there is one.
-kept_by()
-{
-	local pattern ktype
-
-	while read -r pattern ktype; do
-		[ "$ktype" = "$2" ] || continue
-		# shellcheck disable=SC2254 # the pattern is meant to match
-		case $1 in $pattern) echo "$pattern $ktype"; return ;; esac
-	done <<<"$kept"
-}
-
-# checkpatch_one FILE: checkpatch's terse findings on FILE; a patch is read
-# as a patch (GIT_DIR unset: within this repository checkpatch would ask
-# git about the suite's history, not the kernel's).
-checkpatch_one()
-{
-	local mode=-f
-
-	case $1 in *.patch) mode= ;; esac
-	(cd "$TOP" && GIT_DIR=/nonexistent "$src/scripts/checkpatch.pl" --strict --no-tree \
-		--quiet --terse --show-types --no-summary $mode "$1" 2>&1) || true
-}
-
 check_checkpatch()
 {
-	local f out finding file type seen=$work/checkpatch.seen kept why
-	local levels='(ERROR|WARNING|CHECK)'
+	local f mode finding type why out seen=$work/checkpatch.seen
 
 	need_cmd perl
-	kept=$(justified)
 	: >"$seen"
 	while IFS= read -r f; do
-		out=$(checkpatch_one "$f")
-		local bad=0
+		out='' mode=-f
+		case $f in *.patch) mode= ;; esac
+		# "FILE:LINE: LEVEL:TYPE: message" a finding; GIT_DIR unset: within
+		# this repository checkpatch would ask git about the suite's history.
 		while IFS= read -r finding; do
-			[ -n "$finding" ] || continue
-			# FILE:LINE: LEVEL:TYPE: message
-			file=${finding%%:*}
-			type=$(printf '%s\n' "$finding" |
-				sed -nE "s/^[^:]*:[0-9]+: $levels:([A-Z0-9_]+):.*/\\2/p")
-			why=$(kept_by "$file" "$type")
+			type=$(sed -nE 's/^[^:]*:[0-9]+: [A-Z]+:([A-Z0-9_]+):.*/\1/p' \
+				<<<"$finding")
+			why=$(kept_by "${finding%%:*}" "$type" | sed -n 1p)
 			if [ -n "$type" ] && [ -n "$why" ]; then
 				echo "# kept (lint.exceptions): $finding"
 				echo "$why" >>"$seen"
-				continue
+			elif [ -n "$finding" ]; then
+				out+="# $finding"$'\n'
 			fi
-			echo "# $finding"
-			bad=1
-		done <<<"$out"
-		if [ $bad -eq 0 ]; then
-			pass "checkpatch $f"
-		else
-			fail "checkpatch $f"
-		fi
-	done < <(lint_files; series_patches)
-	while IFS= read -r finding; do
-		[ -n "$finding" ] || continue
-		if grep -qxF "$finding" "$seen"; then
-			pass "checkpatch: the justification is still needed: $finding"
-		else
-			fail "checkpatch: lint.exceptions justifies what is not found: $finding"
-		fi
-	done <<<"$kept"
+		done < <(cd "$TOP" && GIT_DIR=/nonexistent "$src/scripts/checkpatch.pl" --strict \
+			--no-tree --quiet --terse --show-types --no-summary $mode "$f" 2>&1)
+		verify "checkpatch $f" [ -z "$out" ]
+		printf '%s' "$out"
+	done < <(lint_files)
+	while read -r finding; do
+		verify "checkpatch: lint.exceptions justifies what is found: $finding" \
+			grep -qxF "$finding" "$seen"
+	done < <(justified)
 }
 
 # ---- sparse -----------------------------------------------------------------
@@ -187,13 +133,12 @@ readonly SPARSE_RELEASES="bookworm bullseye trixie sid"
 # sparse_one RELEASE: the test modules against RELEASE's stock kdir, C=2 W=1.
 sparse_one()
 {
-	local dist=$1 entry kdir log=$work/sparse-$1.log mods=$work/modules-$1 findings n
-	local sources what
+	local entry kdir log=$work/sparse-$1.log mods=$work/modules-$1 findings n sources what
 
-	entry=$("$TOOLS/kernel/fetch-kernel.sh" --dist "$dist" | tail -n 1) ||
-		die "could not fetch the stock kernel of $dist"
+	entry=$("$TOOLS/kernel/fetch-kernel.sh" --dist "$1" | tail -n 1) ||
+		die "could not fetch the stock kernel of $1"
 	kdir=$(readlink -f "$entry/kdir")
-	what="$dist's $(cat "$entry/krel")"
+	what="$1's $(cat "$entry/krel")"
 	# Kbuild writes beside an external module's sources: a copy of them.
 	rm -rf "$mods"
 	mkdir -p "$mods"
@@ -204,27 +149,21 @@ sparse_one()
 		>"$log" 2>&1; then
 		pass "sparse: the test modules build for $what with C=2 W=1"
 	else
-		sed 's/^/# /' "$log"
 		fail "sparse: the test modules build for $what with C=2 W=1"
+		sed 's/^/# /' "$log"
 	fi
 	n=$(grep -c '^  CHECK ' "$log") || true
 	# The kernel's own test of the checker (scripts/checker-valid.sh): 7.2
 	# wants a sparse that knows __typeof_unqual__, newer than bookworm's.
 	if grep -q 'specified, but .* is not available or not up to date' "$log"; then
 		skip "sparse on $what: the kernel finds $(sparse --version 2>&1) too old"
-	elif [ "$n" -eq "$sources" ]; then
-		pass "sparse: every module source checked for $what ($n)"
 	else
-		fail "sparse: $n CHECK lines for $sources sources for $what"
+		verify "sparse: every module source checked for $what ($n of $sources)" \
+			[ "$n" -eq "$sources" ]
 	fi
 	findings=$(grep -E ': (warning|error):' "$log") || true
-	if [ -z "$findings" ]; then
-		pass "sparse and the compiler (W=1) on $what: no warning"
-	else
-		printf '%s\n' "$findings" | sed "s|$mods/|modules/|; s/^/# /"
-		fail "sparse and the compiler (W=1) on $what: $(printf '%s\n' "$findings" |
-			wc -l) warnings"
-	fi
+	verify "sparse and the compiler (W=1) on $what: no warning" [ -z "$findings" ]
+	[ -z "$findings" ] || printf '%s\n' "$findings" | sed "s|$mods/|modules/|; s/^/# /"
 	wq_deprecated "$(cat "$entry/krel")" "$mods" "$what"
 }
 
@@ -235,25 +174,21 @@ sparse_one()
 # workqueue").
 wq_deprecated()
 {
-	local series src wqs ko uses=''
+	local series wq_src wqs ko uses=''
 
 	series=$(grep -oE '^[0-9]+\.[0-9]+' <<<"$1") || die "unexpected kernel release '$1'"
-	src=$("$TOOLS/kernel/fetch-source.sh" --series "$series" | tail -n 1) ||
+	wq_src=$("$TOOLS/kernel/fetch-source.sh" --series "$series" | tail -n 1) ||
 		die "could not fetch linux-source-$series"
-	[ -f "$src/kernel/workqueue.c" ] || die "no kernel/workqueue.c in $src"
+	[ -f "$wq_src/kernel/workqueue.c" ] || die "no kernel/workqueue.c in $wq_src"
 	wqs=$(sed -nE 's/^\s*(system_[a-z_]+) = alloc_workqueue\(.*__WQ_DEPRECATED.*/\1/p' \
-		"$src/kernel/workqueue.c" | tr '\n' ' ')
+		"$wq_src/kernel/workqueue.c" | tr '\n' ' ')
 	for ko in "$2"/*.ko; do
 		if [ ! -f "$ko" ] || [ -z "$wqs" ]; then continue; fi
 		uses+=$(nm -u "$ko" | awk -v ko="${ko##*/}" -v wqs=" $wqs" \
 			'index(wqs, " " $2 " ") { printf "%s uses %s; ", ko, $2 }')
 	done
-	if [ -z "$uses" ]; then
-		pass "the test modules use no workqueue $3 deprecates" \
-			"(${wqs:-none }in $series's kernel/workqueue.c)"
-	else
-		fail "the test modules use workqueues $3 deprecates: ${uses%; }"
-	fi
+	verify "the test modules use no workqueue $3 deprecates (${wqs:-none }in $series's" \
+		"kernel/workqueue.c)${uses:+: ${uses%; }}" [ -z "$uses" ]
 }
 
 check_sparse()
@@ -270,7 +205,8 @@ check_sparse()
 
 check_ktap()
 {
-	local cases=$work/cases k doc found=0 foreign docs=()
+	local cases=$work/cases k doc f foreign docs=()
+	local matrix=$TOP/build/check/matrix runner=$TOP/build/module_async
 
 	need_cmd python3
 	if ! "$runner" --list >"$cases" 2>/dev/null || [ ! -s "$cases" ]; then
@@ -279,29 +215,28 @@ check_ktap()
 	fi
 	for doc in "$matrix"/*/results.ktap; do
 		[ -f "$doc" ] || continue
-		found=1
 		k=$(basename "$(dirname "$doc")")
 		if "$TOOLS/ktap/ktap-check.py" --kunit "$src/tools/testing/kunit" --cases "$cases" \
 			--name "$k" "$doc" >"$work/ktap-$k.log" 2>&1; then
 			pass "ktap: $k's results, read by the kernel's KTAP parser"
 		else
 			fail "ktap: $k's results, read by the kernel's KTAP parser"
+			"$TOOLS/ktap/ktap" totals "$work/ktap-$k.log" | sed '$d; s/^/# /' || true
 		fi
-		sed -n 's/^\(PASS\|FAIL\) /#   \1 /p; /^# .*ERROR/p' "$work/ktap-$k.log"
+		for f in "$doc" "$matrix/$k"/boot-*.ktap; do
+			[ ! -f "$f" ] || docs+=("$f")
+		done
 	done
-	[ $found -eq 1 ] || fail "ktap: no $matrix/*/results.ktap (run the matrix stage first)"
+	if [ ${#docs[@]} -eq 0 ]; then
+		fail "ktap: no $matrix/*/results.ktap (run the matrix stage first)"
+		return
+	fi
 	# A lab files each result under the ID KernelCI's parser derives: one
 	# a case, whatever the kernel and verdict, or a case's history splits.
-	[ $found -eq 1 ] || return 0
-	for doc in "$matrix"/*/results.ktap "$matrix"/*/boot-*.ktap; do
-		[ ! -f "$doc" ] || docs+=("$doc")
-	done
-	if foreign=$("$TOOLS/ktap/ktap" kernelci-ids --foreign "$cases" "${docs[@]}") &&
-	   [ -z "$foreign" ]; then
-		pass "ktap: every result keeps its case's KernelCI ID on every kernel"
-	else
-		fail "ktap: KernelCI IDs that are no case's: ${foreign:-(see above)}"
-	fi
+	foreign=$("$TOOLS/ktap/ktap" kernelci-ids --foreign "$cases" "${docs[@]}") ||
+		foreign="(see above)"
+	verify "ktap: every result keeps its case's KernelCI ID on every kernel" [ -z "$foreign" ]
+	[ -z "$foreign" ] || echo "# IDs that are no case's: $foreign"
 }
 
 for c in "${checks[@]}"; do

@@ -6,8 +6,8 @@
 # The document must be well formed (a version line, one plan, results
 # numbered 1..N in order, as many as planned) and every case must appear
 # exactly once with its expected verdict; the policy diagnostic line must
-# match too. Prints one line per check, "PASS <what>" or "FAIL <what>: why",
-# and exits 1 if any check failed.
+# match too. Prints its checks in KTAP (tools/lib.sh's reporter) and exits
+# 1 if any check failed.
 
 set -euo pipefail
 
@@ -59,12 +59,10 @@ fi
 
 
 # Well formed: version, one plan, N results numbered 1..N.
-while IFS= read -r line; do
-	case $line in
-	'PASS '*) pass "${line#PASS }" ;;
-	'FAIL '*) fail "${line#FAIL }" ;;
-	esac
-done < <("$ktap" check "$1" || true)
+check=$(mktemp)
+trap 'rm -f "$check"' EXIT
+"$ktap" check "$1" >"$check" || true
+relay "$check"
 # "<n> <case> <verdict>" a result.
 results=$("$ktap" verdicts "$1")
 

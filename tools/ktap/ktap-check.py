@@ -7,9 +7,9 @@
 # verdicts the project's own KTAP reader (tools/ktap/ktap) reads from the
 # same lines.
 #
-# Prints one PASS/FAIL line per check and ends with "N passed, N failed"
-# (the summary line tools/check.sh counts). Exit status 0 when nothing
-# failed, 1 otherwise, 2 bad usage.
+# Prints its checks in KTAP, as tools/lib.sh's reporter does, and ends
+# with "N passed, N failed". Exit status 0 when nothing failed, 1
+# otherwise, 2 bad usage.
 
 import argparse
 import io
@@ -54,19 +54,24 @@ def parse(kunit_parser, lines):
 
 
 class Checks:
-    """PASS/FAIL lines and their count."""
+    """KTAP results, a failure's detail after it, and their count."""
 
     def __init__(self):
         self.passed = 0
         self.failed = 0
+        print('KTAP version 1')
 
     def check(self, ok, what, detail=''):
-        if ok:
-            self.passed += 1
-            print(f'PASS {what}')
-        else:
-            self.failed += 1
-            print(f'FAIL {what}' + (f': {detail}' if detail else ''))
+        self.passed += ok
+        self.failed += not ok
+        print(f'{"ok" if ok else "not ok"} {self.passed + self.failed} {what}')
+        if detail and not ok:
+            print(f'# {detail}')
+
+    def summary(self):
+        print(f'1..{self.passed + self.failed}')
+        print(f'{self.passed} passed, {self.failed} failed')
+        return 0 if self.failed == 0 else 1
 
 
 def ktap(args, lines):
@@ -154,7 +159,6 @@ def check_document(kunit_parser, checks, lines, name, cases=None,
                      f'{[s.name for s in statuses]}')
 
 
-
 def main():
     ap = argparse.ArgumentParser(
         prog=PROG,
@@ -165,7 +169,7 @@ def main():
                     help='the case names the document must hold, one per '
                     'line, first word (the runner\'s --list)')
     ap.add_argument('--name', default='',
-                    help='what to call the document in the PASS/FAIL lines')
+                    help='what to call the document in its checks')
     ap.add_argument('--expect-status', choices=['ok', 'skip', 'any'],
                     default='any',
                     help='ok: no case failed or crashed; skip: every case '
@@ -198,8 +202,7 @@ def main():
     check_document(kunit_parser, checks, lines, name, cases,
                    args.expect_status)
 
-    print(f'{checks.passed} passed, {checks.failed} failed')
-    return 0 if checks.failed == 0 else 1
+    return checks.summary()
 
 
 if __name__ == '__main__':

@@ -1,11 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# test-ktap.sh - tests of tools/ktap/ktap, the KTAP reader: documents it must
-# accept and reject, what each command reads from them, the merge of a
-# run's boots, a document nested in a kselftest runner's.
-#
-# One "PASS what" or "FAIL what" line a check, then "N passed, N failed".
+# test-ktap.sh - tests of tools/ktap/ktap, the KTAP reader: what each
+# command reads from documents of each kind of line, check's rejections,
+# the merge of a run's boots, a document nested in a kselftest runner's,
+# the totals of logs, and tools/lib.sh's reporter read back by it.
+# Ends with "N passed, N failed".
 
 set -euo pipefail
 
@@ -14,17 +14,8 @@ PROG=${0##*/}
 . "$(dirname "$0")/../lib.sh"
 readonly KTAP=$TOOLS/ktap/ktap
 
-usage()
-{
-	cat <<EOF
-Usage: $PROG
-
-Tests of tools/ktap/ktap; ends with "N passed, N failed".
-EOF
-}
-
 case ${1:-} in
--h | --help) usage; exit 0 ;;
+-h | --help) echo "Usage: $PROG"; exit 0 ;;
 '') ;;
 *) usage_error "unknown argument '$1'" ;;
 esac
@@ -37,6 +28,7 @@ trap 'rm -rf "$tmp"' EXIT
 # result with its reason in the directive, a "- " description, a subtest's
 # indented lines, a directive ending in a blank (kselftest.h's
 # ksft_test_result_code()), a case not run after a wedge, CRLF.
+doc=$tmp/doc.ktap
 printf '%s\r\n' 'TAP version 13' '1..6' '# policy: always-sync' \
 	'# evidence of alpha' 'ok 1 alpha' \
 	'    KTAP version 1' '    1..1' '    not ok 1 inner' \
@@ -48,74 +40,33 @@ printf '%s\r\n' 'TAP version 13' '1..6' '# policy: always-sync' \
 	'not ok 4 - delta # ERROR guest died' \
 	'ok 5 # skip nothing to do' 'ok 6 zeta # SKIP ' \
 	'# epsilon: not run: kernel wedged by gamma' \
-	'# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:3 error:1' >"$tmp/doc.ktap"
+	'# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:3 error:1' >"$doc"
 
 # A kselftest runner's document with the suite's nested in it.
-cat >"$tmp/runner.ktap" <<'EOF'
-TAP version 13
-1..1
-# timeout set to 300
-# selftests: module_async: module_async.sh
-# TAP version 13
-# 1..2
-# # policy: always-sync
-# ok 1 alpha
-#not ok 2 beta
-# # Totals: pass:1 fail:1 xfail:0 xpass:0 skip:0 error:0
-not ok 1 selftests: module_async: module_async.sh # exit=1
-EOF
 readonly HEADER='selftests: module_async: module_async.sh'
+printf '%s\n' 'TAP version 13' '1..1' '# timeout set to 300' "# $HEADER" '# TAP version 13' \
+	'# 1..2' '# # policy: always-sync' '# ok 1 alpha' '#not ok 2 beta' \
+	'# # Totals: pass:1 fail:1 xfail:0 xpass:0 skip:0 error:0' \
+	"not ok 1 $HEADER # exit=1" >"$tmp/runner.ktap"
 
 # The boots of one run: boot 1 wedges in w1 and runs nothing more; boot 2
 # (CRLF lines) dies in w2; boot 3 ends.
-cat >"$tmp/boot-1.ktap" <<'EOF'
-TAP version 13
-1..5
-# policy: always-sync
-ok 1 a
-# evidence of w1
-# w1: TIMEOUT after 10s
-not ok 2 w1 # TIMEOUT
-# w1: TIMEOUT the load did not return
-# kernel wedged by w1
-# b: not run: kernel wedged by w1
-# w2: not run: kernel wedged by w1
-# c: not run: kernel wedged by w1
-# Planned tests != run tests (5 != 2)
-# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:0 error:0
-EOF
+printf '%s\n' 'TAP version 13' '1..5' '# policy: always-sync' 'ok 1 a' '# evidence of w1' \
+	'# w1: TIMEOUT after 10s' 'not ok 2 w1 # TIMEOUT' '# w1: TIMEOUT the load did not return' \
+	'# kernel wedged by w1' '# b: not run: kernel wedged by w1' \
+	'# w2: not run: kernel wedged by w1' '# c: not run: kernel wedged by w1' \
+	'# Planned tests != run tests (5 != 2)' \
+	'# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:0 error:0' >"$tmp/boot-1.ktap"
 printf '%s\r\n' 'TAP version 13' '1..3' '# policy: always-sync' '# b: SKIP not here' \
 	'ok 1 b # SKIP' '# console: Kernel panic' 'not ok 2 w2 # ERROR guest died' \
 	'# w2: ERROR guest died' >"$tmp/boot-2.ktap"
 printf '%s\n' 'TAP version 13' '1..1' '# policy: skip-if-unused' 'ok 1 c' \
 	'# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:0 error:0' >"$tmp/boot-3.ktap"
-cat >"$tmp/merged.want" <<'EOF'
-TAP version 13
-1..5
-# policy: always-sync
-ok 1 a
-# evidence of w1
-# w1: TIMEOUT after 10s
-not ok 2 w1 # TIMEOUT
-# w1: TIMEOUT the load did not return
-# kernel wedged by w1
-# resumed in a fresh VM (boot 2) after w1 wedged the kernel
-# boot 2 policy: always-sync
-# b: SKIP not here
-ok 3 b # SKIP
-# console: Kernel panic
-not ok 4 w2 # ERROR guest died
-# w2: ERROR guest died
-# resumed in a fresh VM (boot 3) after the guest died in w2
-# boot 3 policy: skip-if-unused
-ok 5 c
-# Totals: pass:2 fail:1 xfail:0 xpass:0 skip:1 error:1
-EOF
 printf '%s\n' 'TAP version 13' '1..2' 'ok 1 a # SKIP x' 'ok 2 b # SKIP y' >"$tmp/skipped.ktap"
 printf '# no plan\n' >"$tmp/noplan.ktap"
 
 # reads WHAT WANT_RC WANT_OUTPUT ARGS...: ktap ARGS exits WANT_RC and
-# prints WANT_OUTPUT (one string, lines joined by newlines).
+# prints WANT_OUTPUT (lines joined by newlines).
 reads()
 {
 	local what=$1 want_rc=$2 want=$3 rc=0
@@ -130,169 +81,192 @@ reads()
 	fi
 }
 
-# accepts/rejects WHAT DOCUMENT: ktap check of DOCUMENT (a string).
-accepts()
+# lines LINE...: a document of LINEs, for ktap to read.
+lines()
 {
-	printf '%s\n' "$2" >"$tmp/check.ktap"
-	if "$KTAP" check "$tmp/check.ktap" >"$tmp/out"; then
-		pass "check accepts: $1"
-	else
-		fail "check accepts: $1"
-		sed 's/^/#   /' "$tmp/out"
-	fi
+	printf '%s\n' "$@"
 }
 
-rejects()
-{
-	printf '%s\n' "$2" >"$tmp/check.ktap"
-	if ! "$KTAP" check "$tmp/check.ktap" >"$tmp/out" &&
-	   grep -q '^FAIL ' "$tmp/out"; then
-		pass "check rejects: $1"
-	else
-		fail "check rejects: $1"
-		sed 's/^/#   /' "$tmp/out"
-	fi
-}
-
-good='TAP version 13
-1..3
-# policy: always-sync
-ok 1 alpha
-ok 2 beta # SKIP policy always-sync
-not ok 3 gamma # TIMEOUT 10s'
-
-doc=$tmp/doc.ktap
 reads "verdicts: each verdict, unnamed, '- ', subtests ignored" 0 \
-	"1 alpha ok
-2 beta skip
-3 gamma timeout
-4 delta error
-5 (unnamed) skip
-6 zeta skip" verdicts "$doc"
-reads "verdicts: a TIMEOUT with or without its time, an XFAIL" 0 "1 a timeout
-2 b timeout
-3 c xfail" verdicts <(printf '%s\n' '# a: waited 10.0 s' 'not ok 1 a # TIMEOUT' \
-	'# a: TIMEOUT the load did not return' 'not ok 2 b # TIMEOUT 10s' 'ok 3 c # XFAIL')
-reads "verdicts from stdin" 0 "1 a ok
-2 w1 timeout" verdicts <"$tmp/boot-1.ktap"
-reads "results: the result lines as written" 0 \
-	"ok 1 a
-not ok 2 w1 # TIMEOUT" results "$tmp/boot-1.ktap"
+	"$(lines '1 alpha ok' '2 beta skip' '3 gamma timeout' '4 delta error' \
+		'5 (unnamed) skip' '6 zeta skip')" verdicts "$doc"
+reads "verdicts: a TIMEOUT with or without its time, an XFAIL; from stdin" 0 \
+	"$(lines '1 a timeout' '2 b timeout' '3 c xfail')" verdicts \
+	< <(lines '# a: waited 10.0 s' 'not ok 1 a # TIMEOUT' \
+		'# a: TIMEOUT the load did not return' 'not ok 2 b # TIMEOUT 10s' 'ok 3 c # XFAIL')
+reads "results: the result lines as written" 0 "$(lines 'ok 1 a' 'not ok 2 w1 # TIMEOUT')" \
+	results "$tmp/boot-1.ktap"
 reads "plan" 0 6 plan "$doc"
 reads "plan: none" 1 "" plan "$tmp/noplan.ktap"
 reads "skip-all: the reason of a whole-document SKIP" 0 "must be run as root" \
-	skip-all <(printf '%s\n' 'TAP version 13' '1..0 # SKIP must be run as root')
+	skip-all <(lines 'TAP version 13' '1..0 # SKIP must be run as root')
 reads "skip-all: none in a document with cases" 1 "" skip-all "$doc"
 reads "policy" 0 always-sync policy "$doc"
-reads "facts" 0 "own=yes,unrelated=no" facts \
-	<(printf '%s\n' '# facts: own=yes,unrelated=no' '# policy: x' 'ok 1 a')
+reads "facts" 0 "own=yes,unrelated=no" facts <(lines '# facts: own=yes,unrelated=no' 'ok 1 a')
+reads "kernel: the runner's line, not the kernel log's" 0 "7.2.13 build-id ab12" kernel \
+	<(lines '# kernel: Linux version 7.2' '# kernel: 7.2.13 build-id ab12' 'ok 1 a')
 reads "verdict CASE" 0 timeout verdict gamma "$doc"
 reads "verdict of a case not in the document" 1 "" verdict eta "$doc"
-reads "verdict CASE: the last result naming it" 0 ok verdict a \
-	<(printf '%s\n' 'ok 1 a # SKIP x' 'ok 2 a')
+reads "verdict CASE: the last result naming it" 0 ok verdict a <(lines 'ok 1 a # SKIP x' 'ok 2 a')
 reads "directive CASE" 0 "TIMEOUT" directive gamma "$doc"
-reads "directive CASE: without kselftest.h's blank after it" 0 "SKIP" \
-	directive zeta "$doc"
+reads "directive CASE: without kselftest.h's blank after it" 0 "SKIP" directive zeta "$doc"
 reads "directive CASE: none" 0 "" directive alpha "$doc"
 reads "diag CASE: the lines before its result, since the one before" 0 \
-	"# stack: async_synchronize_full
-# more evidence of gamma
-# gamma: TIMEOUT after 10s" diag gamma "$doc"
+	"$(lines '# stack: async_synchronize_full' '# more evidence of gamma' \
+		'# gamma: TIMEOUT after 10s')" diag gamma "$doc"
 reads "diag CASE: the first case's start at the document's" 0 \
-	"# policy: always-sync
-# evidence of alpha" diag alpha "$doc"
+	"$(lines '# policy: always-sync' '# evidence of alpha')" diag alpha "$doc"
 reads "diag CASE: not the lines after its result, nor the cause after it" 0 \
 	"# kernel wedged by gamma" diag delta "$doc"
-reads "reason CASE: a skip's, from the line before" 0 "policy always-sync" \
-	reason beta "$doc"
-reads "reason CASE: a failure's cause, from the line after" 0 \
-	"the load did not return" reason gamma "$doc"
-reads "reason CASE: from the directive when no line says it" 0 "guest died" \
-	reason delta "$doc"
+reads "reason CASE: a skip's, from the line before" 0 "policy always-sync" reason beta "$doc"
+reads "reason CASE: a failure's cause, from the line after" 0 "the load did not return" \
+	reason gamma "$doc"
+reads "reason CASE: from the directive when no line says it" 0 "guest died" reason delta "$doc"
 reads "reason CASE: none for a pass" 0 "" reason alpha "$doc"
 reads "reason CASE: another case's line is not it" 0 "" reason b \
-	<(printf '%s\n' '# a: SKIP x' 'ok 1 b # SKIP')
+	<(lines '# a: SKIP x' 'ok 1 b # SKIP')
 reads "wedged" 0 gamma wedged "$doc"
-reads "wedged: a skip's reason is not a wedge" 1 "" wedged \
-	<(printf '%s\n' '# b: SKIP kernel wedged by a' 'ok 1 b # SKIP')
+lines '# b: SKIP kernel wedged by a' 'ok 1 b # SKIP' >"$tmp/skip-wedged.ktap"
+reads "wedged: a skip's reason is not a wedge" 1 "" wedged "$tmp/skip-wedged.ktap"
+reads "leftover: a skip's reason is not one" 0 "" leftover "$tmp/skip-wedged.ktap"
 reads "wedged: nothing wedged" 1 "" wedged "$tmp/boot-3.ktap"
-reads "leftover: the cases not run because of a wedge" 0 epsilon leftover "$doc"
-reads "leftover: in order" 0 "b
-w2
-c" leftover "$tmp/boot-1.ktap"
-reads "leftover: a skip's reason is not one" 0 "" leftover \
-	<(printf '%s\n' '# b: SKIP kernel wedged by a' 'ok 1 b # SKIP')
-reads "body: without version and plan lines" 0 "# policy: skip-if-unused
-ok 1 c
-# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:0 error:0" body "$tmp/boot-3.ktap"
+reads "leftover: the cases not run because of a wedge, in order" 0 "$(lines b w2 c)" \
+	leftover "$tmp/boot-1.ktap"
+reads "body: without version and plan lines" 0 "$(sed 1,2d "$tmp/boot-3.ktap")" \
+	body "$tmp/boot-3.ktap"
 reads "unknown: none in a document with each kind of line" 0 "" unknown "$doc"
-reads "unknown: the lines that are not KTAP, blank ones aside" 0 "make: Entering
-ok
-1.. 2" unknown <(printf '%s\n' 'TAP version 13' 'make: Entering' '1..2' '' 'ok 1 a' \
-		'ok' '    # sub' '1.. 2' 'not ok 2 b')
-reads "records" 0 "version
-plan 3
-policy always-sync
-result 1 alpha ok
-result 2 beta skip
-result 3 gamma timeout" records <(printf '%s\n' "$good")
+reads "unknown: the lines that are not KTAP, blank ones aside" 0 \
+	"$(lines 'make: Entering' ok '1.. 2')" unknown <(lines 'TAP version 13' 'make: Entering' \
+		'1..2' '' 'ok 1 a' 'ok' '    # sub' '1.. 2' 'not ok 2 b')
+reads "records" 0 "$(lines version 'plan 2' 'policy x' 'result 1 a ok' 'result 2 b skip')" \
+	records <(lines 'TAP version 13' '1..2' '# policy: x' 'ok 1 a' 'ok 2 b # SKIP y')
 
-accepts "well formed" "$good"
-accepts "KTAP version 1 header" "${good/TAP version 13/KTAP version 1}"
-accepts "the whole-suite SKIP" "$(printf '%s\n' 'TAP version 13' '1..0 # SKIP not root')"
-rejects "no version line" "${good/TAP version 13/}"
-rejects "two version lines" "TAP version 13
-$good"
-rejects "no plan" "${good/1..3/}"
-rejects "two plans" "$good
-1..3"
-rejects "plan mismatch" "${good/1..3/1..4}"
-rejects "misnumbered" "${good/ok 2 beta/ok 5 beta}"
-rejects "empty document" ""
-reads "check: says what is wrong" 1 "PASS ktap: one version line
-FAIL ktap: plan 1..4 but 3 results
-PASS ktap: results numbered 1..3 in order" check <(printf '%s\n' "${good/1..3/1..4}")
+# check: a well-formed document, then what makes one not.
+good=$(lines 'TAP version 13' '1..3' 'ok 1 alpha' 'ok 2 beta # SKIP x' 'not ok 3 gamma')
+# checks WHAT RC DOCUMENT: ktap check of DOCUMENT (a string) exits RC, 0
+# with no failed check, 1 with one (the reporter's below: its checks).
+checks()
+{
+	local rc=0 bad
 
-reads "--nested: the suite's document in the runner's" 0 "1 alpha ok
-2 beta not-ok" --nested "$HEADER" verdicts "$tmp/runner.ktap"
-reads "--nested: the document without its prefix" 0 "TAP version 13
-1..2
-# policy: always-sync
-ok 1 alpha
-not ok 2 beta
-# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:0 error:0" \
+	"$KTAP" check <(lines "$3") >"$tmp/check" || rc=$?
+	bad=$(grep -c '^not ok ' "$tmp/check") || true
+	verify "check $1" [ "$rc $((bad > 0))" = "$2 $2" ]
+}
+
+checks "accepts KTAP version 1" 0 "${good/TAP version 13/KTAP version 1}"
+checks "accepts the whole-suite SKIP" 0 "$(lines 'TAP version 13' '1..0 # SKIP not root')"
+checks "rejects no version line" 1 "${good/TAP version 13/}"
+checks "rejects two version lines" 1 "$(lines 'TAP version 13' "$good")"
+checks "rejects no plan" 1 "${good/1..3/}"
+checks "rejects two plans" 1 "$(lines "$good" 1..3)"
+checks "rejects misnumbered" 1 "${good/ok 2 beta/ok 5 beta}"
+checks "rejects an empty document" 1 ""
+reads "check: says what is wrong after the check" 1 "$(lines 'KTAP version 1' \
+	'ok 1 ktap: one version line' 'not ok 2 ktap: one plan, 1..3' '# plans: 1..4' \
+	'ok 3 ktap: results numbered 1..3 in order' '1..3')" check <(lines "${good/1..3/1..4}")
+
+reads "--nested: the suite's document in the runner's" 0 "$(lines '1 alpha ok' '2 beta not-ok')" \
+	--nested "$HEADER" verdicts "$tmp/runner.ktap"
+reads "--nested: the document without its prefix" 0 "$(lines 'TAP version 13' '1..2' \
+	'# policy: always-sync' 'ok 1 alpha' 'not ok 2 beta' \
+	'# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:0 error:0')" \
 	--nested "$HEADER" document "$tmp/runner.ktap"
 reads "--nested: its plan" 0 "2" --nested "$HEADER" plan "$tmp/runner.ktap"
 reads "--nested: its policy" 0 "always-sync" --nested "$HEADER" policy "$tmp/runner.ktap"
+reads "--nested: no such header, no results" 0 "" --nested "x: y" verdicts "$tmp/runner.ktap"
 reads "document: as read, CRs dropped" 0 "$(tr -d '\r' <"$tmp/boot-2.ktap")" \
 	document "$tmp/boot-2.ktap"
-reads "--nested: check" 0 "PASS ktap: one version line
-PASS ktap: plan 1..2 matches 2 results
-PASS ktap: results numbered 1..2 in order" --nested "$HEADER" check "$tmp/runner.ktap"
-reads "--nested: no such header, no results" 0 "" --nested "selftests: x: y" \
-	verdicts "$tmp/runner.ktap"
-reads "the runner's own result: a multi-word case" 0 "1 $HEADER not-ok" \
-	verdicts "$tmp/runner.ktap"
-reads "the runner's own result: its directive" 0 "exit=1" \
+reads "the runner's own result: a multi-word case, its directive" 0 "exit=1" \
 	directive "$HEADER" "$tmp/runner.ktap"
 
-reads "merge: three boots, one plan, every case once, notes, totals; exit 1" 1 \
-	"$(cat "$tmp/merged.want")" \
+reads "merge: three boots, one plan, every case once, notes, totals; exit 1" 1 "$(lines \
+	'TAP version 13' '1..5' '# policy: always-sync' 'ok 1 a' '# evidence of w1' \
+	'# w1: TIMEOUT after 10s' 'not ok 2 w1 # TIMEOUT' '# w1: TIMEOUT the load did not return' \
+	'# kernel wedged by w1' '# resumed in a fresh VM (boot 2) after w1 wedged the kernel' \
+	'# boot 2 policy: always-sync' '# b: SKIP not here' 'ok 3 b # SKIP' \
+	'# console: Kernel panic' 'not ok 4 w2 # ERROR guest died' '# w2: ERROR guest died' \
+	'# resumed in a fresh VM (boot 3) after the guest died in w2' \
+	'# boot 3 policy: skip-if-unused' 'ok 5 c' \
+	'# Totals: pass:2 fail:1 xfail:0 xpass:0 skip:1 error:1')" \
 	merge "$tmp/boot-1.ktap" "$tmp/boot-2.ktap" "$tmp/boot-3.ktap"
 reads "merge: one document is left as it is; exit 0" 0 "$(cat "$tmp/boot-3.ktap")" \
 	merge "$tmp/boot-3.ktap"
 reads "merge: every case skipped: exit 4" 4 "$(cat "$tmp/skipped.ktap")
 # Totals: pass:0 fail:0 xfail:0 xpass:0 skip:2 error:0" merge "$tmp/skipped.ktap"
-reads "merge: a missing document: exit 2" 2 "" merge "$tmp/none.ktap"
 reads "merge: no plan in the first document: exit 3" 3 "" \
 	merge "$tmp/noplan.ktap" "$tmp/boot-3.ktap"
 
-reads "--help: usage on stdout" 0 "$("$KTAP" --help)" --help
-grep -q '^Usage:' <("$KTAP" --help) || fail "--help starts with Usage:"
-reads "an unknown option: exit 2" 2 "" --bogus verdicts "$doc"
-reads "an unknown command: exit 2" 2 "" bogus "$doc"
-reads "diag without a case: exit 2" 2 "" diag
-reads "two documents: exit 2" 2 "" verdicts "$doc" "$doc"
-reads "an unreadable document: exit 2" 2 "" verdicts "$tmp/none.ktap"
+# kernelci-ids: the IDs KernelCI's parser gives, on the lines its rule
+# treats differently.
+reads "kernelci-ids: nested under run_kselftest, the parent's ID after the children's" 0 \
+	"$(lines 'module_async_module_async_sh_alpha pass' 'module_async_module_async_sh_b_x skip' \
+		'module_async_module_async_sh pass' 'async_init fail')" kernelci-ids \
+	<(lines "# $HEADER" '# ok 1 alpha' '# ok 2 b # SKIP x' "ok 1 $HEADER" 'not ok 2 async_init')
+reads "kernelci-ids: a SKIP's reason enters the ID, a failure's directive or an XFAIL not" 0 \
+	"$(lines 'n_would_deadlock_here skip' 'n fail' 'f pass')" kernelci-ids \
+	<(lines 'ok 3 n # SKIP would deadlock: here' 'not ok 4 n # TIMEOUT 10s' 'ok 5 f # XFAIL')
+reads "kernelci-ids: [N] removed, '_-' made '__', '-' and '_' kept; _dup2, _dup3" 0 \
+	"$(lines 'kyber-iosched pass' 'x__y skip' 'a pass' 'a_dup2 pass' 'a_dup3 pass')" \
+	kernelci-ids <(lines 'ok 5 kyber-iosched' 'ok 6 x[12] -y # SKIP' 'ok 1 a' 'ok 1 a' 'ok 2 a')
+lines 'alpha 0 safe' 'beta 1 unsafe' >"$tmp/cases"
+lines 'TAP version 13' '1..2' 'ok 1 alpha' '# beta: SKIP would deadlock' 'ok 2 beta # SKIP' \
+	>"$tmp/new.ktap"
+lines 'TAP version 13' '1..2' 'not ok 1 alpha # TIMEOUT' 'ok 2 beta # SKIP' >"$tmp/wedged.ktap"
+reads "kernelci-ids --foreign: a reason beside the result, every verdict: none" 0 "" \
+	kernelci-ids --foreign "$tmp/cases" "$tmp/new.ktap" "$tmp/wedged.ktap"
+lines 'TAP version 13' '1..2' 'ok 1 alpha' 'ok 2 beta # SKIP x' >"$tmp/old.ktap"
+reads "kernelci-ids --foreign: a reason on the result line, named once" 0 beta_x \
+	kernelci-ids --foreign "$tmp/cases" "$tmp/old.ktap" "$tmp/old.ktap"
+reads "kernelci-ids --foreign: a run's boots in one console: each case again" 0 \
+	"$(lines alpha_dup2 beta_dup2)" kernelci-ids --foreign "$tmp/cases" \
+	<(cat "$tmp/wedged.ktap" "$tmp/new.ktap")
+
+# totals: every document of a log (the reporter's, kselftest's).
+lines 'make: x' 'KTAP version 1' 'ok 1 a' 'not ok 2 b' '# why b' '# more' 'ok 3 c # SKIP x' \
+	'    not ok 1 sub' '1..3' '1 passed, 1 failed, 1 skipped' \
+	'TAP version 13' '1..0 # SKIP no' \
+	'TAP version 13' '1..2' 'ok 1 d # XFAIL' 'not ok 2 e # TIMEOUT' 'ok 3 f' >"$tmp/log"
+reads "totals: every document's results, the failures with their details" 1 "$(lines \
+	'not ok 2 b' '# why b' '# more' 'not ok 2 e # TIMEOUT' '3 passed, 2 failed, 2 skipped')" \
+	totals "$tmp/log"
+reads "totals --status: a failure without a failed result" 1 "$(lines \
+	'# no failure reported, yet exit 3' '1 passed, 1 failed, 0 skipped')" \
+	totals --status 3 <(lines 'ok 1 a')
+reads "totals --status 0: no result at all is a failure" 1 "$(lines '# no result' \
+	'0 passed, 1 failed, 0 skipped')" totals --status 0 "$tmp/noplan.ktap"
+reads "totals --status 0: a pass" 0 "1 passed, 0 failed, 0 skipped" \
+	totals --status 0 <(lines 'ok 1 a')
+
+# The reporter of tools/lib.sh, read back: a version line, a result a
+# check, a failure's details after it, a skip's reason, the plan, the
+# closing line; relay of another's document.
+lines 'KTAP version 1' 'ok 1 e' '# f: SKIP x' 'ok 2 f # SKIP' 'not ok 3 g' '1..3' >"$tmp/other"
+# shellcheck disable=SC2016 # the inner shell expands them
+bash -c '. "$1"; echo "# a log line"; pass a; fail "b: why"; echo "# detail"
+	skip "c: no root"; skip d; relay "$2"; checks_summary' sh "$TOOLS/lib.sh" "$tmp/other" \
+	>"$tmp/reporter" || true
+reads "the reporter: well-formed KTAP" 0 "$(lines 'KTAP version 1' \
+	'ok 1 ktap: one version line' 'ok 2 ktap: one plan, 1..7' \
+	'ok 3 ktap: results numbered 1..7 in order' '1..3')" check "$tmp/reporter"
+reads "the reporter: its verdicts, relayed ones too" 0 "$(lines '1 a ok' '2 b: why not-ok' \
+	'3 c skip' '4 d skip' '5 e ok' '6 f skip' '7 g not-ok')" verdicts "$tmp/reporter"
+reads "the reporter: a skip's reason" 0 "no root" reason c "$tmp/reporter"
+reads "the reporter: a skip's reason, relayed" 0 x reason f "$tmp/reporter"
+reads "the reporter: no reason, no blank after SKIP" 0 SKIP directive d "$tmp/reporter"
+verify "the reporter: the closing line last" [ "$(tail -n 1 "$tmp/reporter")" = \
+	"2 passed, 2 failed, 3 skipped" ]
+reads "the reporter: totals agree, details after a failure" 1 "$(lines 'not ok 2 b: why' \
+	'# detail' 'not ok 7 g' '# not ok 3 g' '2 passed, 2 failed, 3 skipped')" \
+	totals "$tmp/reporter"
+
+reads "--help: usage on stdout" 0 "$("$KTAP" --help | grep -A 1000 '^Usage:')" --help
+# Bad usage: exit 2, nothing read.
+for bad in "--bogus verdicts $doc" "bogus $doc" diag "verdicts $doc $doc" "verdicts $tmp/none" \
+	"merge $tmp/none" "kernelci-ids --foreign $tmp/none" "kernelci-ids --bogus" \
+	"totals --status x $doc" "--nested x merge $doc"; do
+	# shellcheck disable=SC2086 # the words of a command line
+	reads "bad usage, exit 2: ktap ${bad//$tmp\//}" 2 "" $bad
+done
 
 checks_summary
