@@ -493,7 +493,6 @@ main()
 	tree=$cache/build/tree/$kver-$variant
 	[ -z "$ksrc" ] ||
 		tree=$cache/build/tree/ksrc-$(printf '%s\n' "$identity" | sha256sum | cut -c1-12)-$variant
-	readonly tree
 	# One builder per tree: entries of a tree share its src/ and obj/.
 	entry_lock "$tree"
 	if entry_valid "$entry" "$stamp" && [ "$(cat "$tree/key" 2>/dev/null)" = "$key" ]; then
