@@ -2,13 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # build-kernel.sh - a small x86_64 kernel for the suite's VM, built out of
-# tree from Debian's linux-source-X.Y (tools/kernel/fetch-source.sh) or from
-# a tree of one's own (--ksrc: keyed by what it holds, only read).  Variant
-# vanilla is the source as Debian ships it; the others add their series,
-# tools/kernel/patches/<variant>/<X.Y>/*.patch (lib.sh's SOURCE_VARIANTS
-# says what each is), then the --patch candidates.  The configuration is
-# tinyconfig + the suite's config + tools/kernel/kconfig/boot.config, each
-# value those two ask for checked to have survived olddefconfig.
+# tree (usage below).  The configuration is tinyconfig + the suite's config
+# + tools/kernel/kconfig/boot.config, each value those two ask for checked
+# to have survived olddefconfig.
 #
 # The entry, $CACHE/build/<debversion>-<variant>-<key>/, <key> a short hash
 # of its stamp (recipe, source, variant, config, patches, each by content),
@@ -43,8 +39,8 @@ Usage: $PROG --variant VARIANT [--patch FILE]... [--src X.Y] [--dist RELEASE]
 Build a kernel from Debian's linux-source-X.Y out of tree and print the path
 of its cache entry (vmlinuz, krel, lib/modules/<krel>/, kdir) as the last line.
 
-  --variant V        vanilla (the source as Debian ships it), or one of
-                     $SOURCE_VARIANTS: with tools/kernel/patches/V/<X.Y>/*.patch
+  --variant V        one of $SOURCE_VARIANTS: vanilla the source as Debian
+                     ships it, the others with tools/kernel/patches/V/<X.Y>/*
   --patch FILE       apply FILE (patch -p1, no fuzz) after the variant's own
                      patches; repeatable, applied in the order given
   --src X.Y          the source series (default: that of --kver, else 6.1)
@@ -54,10 +50,8 @@ of its cache entry (vmlinuz, krel, lib/modules/<krel>/, kdir) as the last line.
                      default: \$KVER, else fetch-source.sh's choice
   --source DIR       an unpacked source tree instead of fetch-source.sh's
                      (only read)
-  --ksrc DIR         a kernel tree of your own (not with --src, --dist, --kver,
-                     --source), clean (no .config): only read, keyed by its
-                     content: for a git work tree its HEAD, "git diff HEAD"
-                     and its untracked files, else every file
+  --ksrc DIR         a clean kernel tree of your own (not with --src, --dist,
+                     --kver, --source), only read, keyed by its content
   --help             show this help
 
 make's output goes to the build tree's make.log, its tail shown on failure.
@@ -155,26 +149,27 @@ patch_paths()
 }
 
 # patch_tree TREE SOURCE KVER PATCH...: TREE/src made SOURCE with the
-# PATCHes applied.  They are applied to copies of the files they name in a
-# scratch directory (one that does not apply leaves the tree as it was);
-# then each file they name now or named last time (TREE/patched-files)
-# whose content differs is replaced, so that make sees a newer file and
-# rebuilds only what depends on it.  A change removes TREE/key: no entry's
-# kdir is the tree until it is built again.
+# PATCHes applied.  The files they name now or named last time
+# (TREE/patched-files) are copied from SOURCE into a scratch directory and
+# patched there (a patch that does not apply leaves the tree as it was);
+# then each whose content differs from TREE/src's is replaced (or removed),
+# so that make sees a newer file and rebuilds only what depends on it.  A
+# change removes TREE/key: no entry's kdir is the tree until it is built.
 patch_tree()
 {
-	local tree=$1 source=$2 kver=$3 stage f p out want have changed=0
-	local wanted=() previous=()
+	local tree=$1 source=$2 kver=$3 stage f p out have changed=0 wanted=() files=()
 
 	shift 3
 	stage=$(mktemp -d "$tree/stage.XXXXXX")
 	mapfile -t wanted < <(for p; do patch_paths "$p"; done | sort -u)
-	for f in ${wanted[@]+"${wanted[@]}"}; do
+	mapfile -t files < <(printf '%s\n' ${wanted[@]+"${wanted[@]}"} |
+		sort -u - "$tree/patched-files" | sed '/^$/d')
+	for f in "${files[@]}"; do
 		case $f in
 		/*|../*|*/../*) die "patch names a path outside the tree: $f" ;;
 		esac
 		[ -f "$source/$f" ] || continue
-		mkdir -p "$stage/${f%/*}"
+		mkdir -p "$(dirname "$stage/$f")"
 		cp "$source/$f" "$stage/$f"
 	done
 	for p; do
@@ -185,36 +180,25 @@ patch_tree()
 		die "patch $p does not apply to linux-source $kver" \
 			"(applied in order: ${*##*/}); the build tree is unchanged"
 	done
-	mapfile -t previous <"$tree/patched-files"
 	# If this is interrupted, the next run must still visit every file.
-	printf '%s\n' ${wanted[@]+"${wanted[@]}"} ${previous[@]+"${previous[@]}"} |
-		sort -u >"$tree/patched-files"
-	while IFS= read -r f; do
-		[ -n "$f" ] || continue
-		if [ -f "$stage/$f" ]; then
-			want=$stage/$f
-		elif printf '%s\n' ${wanted[@]+"${wanted[@]}"} | grep -qxF -- "$f"; then
-			want=		# deleted (or renamed away) by a patch
-		elif [ -f "$source/$f" ]; then
-			want=$source/$f
-		else
-			want=		# created by an earlier patch only
-		fi
+	printf '%s\n' "${files[@]}" >"$tree/patched-files"
+	for f in "${files[@]}"; do
 		have=$tree/src/$f
-		if [ -z "$want" ] && [ -e "$have" ]; then
+		if [ ! -f "$stage/$f" ]; then
+			[ -e "$have" ] || continue
 			rm -f "$tree/key" "$have"
 			log "removed $f"
-		elif [ -n "$want" ] && { [ ! -f "$have" ] || ! cmp -s "$want" "$have"; }; then
+		elif [ -f "$have" ] && cmp -s "$stage/$f" "$have"; then
+			continue
+		else
 			rm -f "$tree/key"
 			mkdir -p "$(dirname "$have")"
-			cp "$want" "$have.ma-new"
+			cp "$stage/$f" "$have.ma-new"
 			mv -f "$have.ma-new" "$have"
 			log "updated $f"
-		else
-			continue
 		fi
 		changed=$((changed + 1))
-	done <"$tree/patched-files"
+	done
 	printf '%s\n' ${wanted[@]+"${wanted[@]}"} >"$tree/patched-files"
 	rm -rf "$stage"
 	log "$changed source file(s) changed since the last build of this tree"
@@ -239,7 +223,7 @@ fail_make()
 # inputs change: the stamp's (patches aside) and the Kconfig files patched.
 configure()
 {
-	local tree=$1 kc=$1/kconfig inputs conflicts f line sym got lost=''
+	local tree=$1 kc=$1/kconfig inputs f line sym got lost=''
 
 	inputs=$(
 		printf '%s\n' "$2" | grep -v '^patch '
@@ -250,12 +234,6 @@ configure()
 			esac
 		done <"$tree/patched-files"
 	)
-	# Values asked for by both fragments must agree.
-	conflicts=$(cat "$CONFIG" "$FRAGMENT" |
-		sed -n -e 's/^\(CONFIG_[A-Za-z0-9_]*\)=\(.*\)/\1 \2/p' \
-		       -e 's/^# \(CONFIG_[A-Za-z0-9_]*\) is not set$/\1 n/p' |
-		sort -u | awk '{ n[$1]++ } n[$1] == 2 { print $1 }')
-	[ -z "$conflicts" ] || die "$CONFIG and $FRAGMENT disagree on: $conflicts"
 	mkdir -p "$kc"
 	if [ -f "$kc/.config" ] && [ "$(cat "$kc/inputs" 2>/dev/null)" = "$inputs" ]; then
 		log "configuration inputs unchanged"
@@ -270,7 +248,7 @@ configure()
 	fi
 	# merge_config.sh has a check of its own, but (in 6.1) it only warns,
 	# exits 0, and checks tinyconfig's lines too: this one fails, naming
-	# each value of the fragments lost.
+	# each value of the fragments lost (of two that disagree, one is).
 	for f in "$CONFIG" "$FRAGMENT"; do
 		while IFS= read -r line; do
 			case $line in
@@ -301,22 +279,19 @@ configure()
 	fi
 }
 
-# compile TREE CACHE: bzImage and the modules in TREE/obj.
-#
-# Compiles go through ccache where it is installed, its store, CACHE/ccache,
-# shared by every tree: CCACHE_BASEDIR makes the trees' paths relative (the
-# object files hold none: kbuild maps __FILE__ with -fmacro-prefix-map), so
-# another variant of a source already built, or a --ksrc copy of it,
-# compiles only what its patches change.  Depend mode takes a compile's
-# inputs from the compiler's own dependency file (-MMD), not from a second
-# preprocessor run (a cold build 10%, not 45%, slower here).  A source that
-# holds ".incbin" has an input no dependency file names: it goes to gcc
-# itself, through tools/kernel/ccache-cc (why there).  Keyed on piggy.S's
-# text, which names only the payload's sizes, ccache once gave two kernels
-# whose compressed images were the same size one piggy.o: the boot image
-# held the older kernel.  The wrapper runs from the tree under a name made
-# of its checksum: a changed wrapper changes kbuild's command line, and
-# kbuild compiles again what it compiled.
+# compile TREE CACHE: bzImage and the modules in TREE/obj.  Compiles go
+# through ccache where it is installed, one store (CACHE/ccache) for every
+# tree: CCACHE_BASEDIR makes the trees' paths relative (kbuild maps
+# __FILE__ with -fmacro-prefix-map), so another variant of a source built
+# before, or a --ksrc copy of it, compiles only what its patches change.
+# Depend mode takes a compile's inputs from the compiler's own dependency
+# file, not from a second preprocessor run (a cold build 10%, not 45%,
+# slower here).  An .incbin source goes past ccache (tools/kernel/ccache-cc
+# says why): keyed on piggy.S's text, which names only the payload's sizes,
+# ccache once gave two kernels of one compressed size one piggy.o, and the
+# boot image held the older kernel.  The wrapper runs from the tree under a
+# name made of its checksum: a changed wrapper changes kbuild's command
+# line, and kbuild compiles again what it compiled.
 compile()
 {
 	local tree=$1 cc=() ccwrap hit all bypassed hits='' start=$SECONDS

@@ -1,33 +1,27 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# fetch-kernel.sh - Debian's stock amd64 kernel of a release (image,
-# headers, kbuild) unpacked into the cache, not installed; prints the
-# entry's path, $CACHE/stock/<release>/<debversion>/, as the last line.  It
-# holds vmlinuz, krel, lib/modules/<krel>/ (with depmod's indexes), kdir (a
-# tree to build modules against: make -C kdir KBUILD_EXTMOD=...), kdir.how
-# (which tree and why), debs.sha256 and .md5sums (the packages' own
-# checksums, for lib.sh's entry_verify).
+# fetch-kernel.sh - Debian's stock amd64 kernel of a release unpacked into
+# the cache (usage below): the entry $CACHE/stock/<release>/<debversion>/
+# holds vmlinuz, krel, lib/modules/<krel>/ (depmod's indexes made here),
+# kdir (make -C kdir KBUILD_EXTMOD=...), kdir.how (which tree, why),
+# debs.sha256 and .md5sums (the packages' checksums, for entry_verify).
 #
-# The packages are found by what they are, not by version: the release's
-# linux-image-amd64 names the image; the kernel's files come from its
+# The packages are found by what they are, not by version: the image is
+# the one linux-image-amd64 depends on; the kernel's files come from its
 # -unsigned twin where Debian has one (5.10, 6.1, 6.12), else from the
-# packages the image depends on (7.2: linux-binary-*, -modules-*, -base-*,
-# whose usr/lib/modules/<krel>/ is moved to lib/modules/<krel>/); the
-# headers bring the -common headers and the kbuild package.  apt-get
-# download checks each against apt's signed indexes (lib.sh's deb_*).
-#
-# kdir is one of two trees, decided from the packages' own Depends:
-#   headers  linux-headers-<krel> as they are, when the compiler they depend
-#            on (gcc-NN) is installed here and the kbuild host tools' libc6
-#            is satisfied (bookworm's 6.1, bookworm-backports' 6.12);
-#   source   else linux-source-<x.y> of the same version (fetch-source.sh),
-#            prepared out of tree (olddefconfig, modules_prepare) with this
-#            machine's gcc, the headers' .config and KERNELRELEASE=<krel>,
-#            then given the headers' Module.symvers (bullseye's 5.10,
-#            trixie's 6.12, sid's 7.2).  Only the compiler differs: the
-#            config symbols it changed are listed in kdir.config-changes, and
-#            the entry is refused unless a module built against kdir has the
+# packages it depends on (7.2: linux-binary-*, -modules-*, -base-*, their
+# usr/lib/modules/<krel>/ moved to lib/modules/<krel>/); the headers bring
+# the -common headers and kbuild.  kdir is decided from their Depends:
+#   headers  linux-headers-<krel> as they are, where the gcc-NN they depend
+#            on is installed and the kbuild host tools' libc6 satisfied
+#            (bookworm's 6.1, bookworm-backports' 6.12);
+#   source   else linux-source-<x.y> of that version (fetch-source.sh)
+#            prepared out of tree with this machine's gcc, the headers'
+#            .config and Module.symvers and KERNELRELEASE=<krel> (bullseye's
+#            5.10, trixie's 6.12, sid's 7.2): the config symbols the
+#            compiler changed are listed in kdir.config-changes, and the
+#            entry is refused unless a module built against kdir has the
 #            stock modules' vermagic.  Compiler flags are never edited.
 
 set -euo pipefail

@@ -25,17 +25,13 @@ into the cache and print the path of the source tree.
 
   --dist RELEASE     the Debian release to take it from, one of:
                        $(deb_releases | paste -sd' ')
-                     default: the first of them that carries the series,
-                     else bookworm (not \$DIST: make vm DIST= names the
-                     stock kernel, and the runner's kselftest.h comes from
-                     here)
-  --series X.Y       the source package linux-source-X.Y, X.Y one of:
-                       $(deb_series | paste -sd' ')
+                     default: the first of them that carries the series, else
+                     bookworm (not \$DIST, which names make vm's stock kernel)
+  --series X.Y       linux-source-X.Y, X.Y one of: $(deb_series | paste -sd' ')
                      default: the series of --kver, else of the version
                      linux-image-amd64 points to in RELEASE
   --kver DEBVERSION  Debian package version (e.g. 6.1.192-3); default: \$KVER,
-                     else the version apt would install of linux-source-X.Y
-                     (of linux-image-amd64 without --series)
+                     else the version apt would install
   --help             show this help
 
 Cache: \${MODULE_ASYNC_CACHE:-\${XDG_CACHE_HOME:-\$HOME/.cache}/module_async}
