@@ -396,7 +396,8 @@ main()
 		usage_error "bad variant '$variant' (one of: $SOURCE_VARIANTS)"
 	[ -z "$kver" ] || check_debversion "$kver"
 	if [ -n "$series" ]; then
-		[[ $series =~ ^[0-9]+\.[0-9]+$ ]] || usage_error "bad --src '$series' (X.Y, e.g. 7.2)"
+		[[ $series =~ ^[0-9]+\.[0-9]+$ ]] ||
+			usage_error "bad --src '$series' (X.Y, e.g. 7.2)"
 		[ -z "$kver" ] || [[ $kver == "$series".* ]] ||
 			usage_error "version $kver is not of series $series"
 	fi
@@ -425,7 +426,8 @@ main()
 	fi
 	source_dir=$(cd "$source_dir" && pwd)
 	tree_series=$(makefile_version "$source_dir" 2)
-	[[ $tree_series =~ ^[0-9]+\.[0-9]+$ ]] || die "no VERSION.PATCHLEVEL in $source_dir/Makefile"
+	[[ $tree_series =~ ^[0-9]+\.[0-9]+$ ]] ||
+		die "no VERSION.PATCHLEVEL in $source_dir/Makefile"
 	[ -z "$series" ] || [ "$series" = "$tree_series" ] ||
 		die "$source_dir is linux $tree_series, not the --src $series asked for"
 	series=$tree_series
@@ -466,8 +468,8 @@ main()
 	cache=$(cache_dir)
 	entry=$cache/build/$kver-$variant-$key
 	tree=$cache/build/tree/$kver-$variant
-	[ -z "$ksrc" ] ||
-		tree=$cache/build/tree/ksrc-$(printf '%s\n' "$identity" | sha256sum | cut -c1-12)-$variant
+	[ -z "$ksrc" ] || tree=$cache/build/tree/ksrc-$(printf '%s\n' "$identity" |
+		sha256sum | cut -c1-12)-$variant
 	# One builder per tree: entries of a tree share its src/ and obj/.
 	entry_lock "$tree"
 	if entry_valid "$entry" "$stamp" && [ "$(cat "$tree/key" 2>/dev/null)" = "$key" ]; then

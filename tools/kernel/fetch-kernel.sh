@@ -197,7 +197,8 @@ main()
 	if [ -n "$(deb_field "$image-unsigned" "$kver" Package)" ]; then
 		kernel_pkgs=("$image-unsigned")
 	else
-		mapfile -t kernel_pkgs < <(deb_depends "$image" "$kver" '^linux-(binary|modules|base)-')
+		mapfile -t kernel_pkgs < <(deb_depends "$image" "$kver" \
+			'^linux-(binary|modules|base)-')
 	fi
 	[ "${#kernel_pkgs[@]}" -gt 0 ] ||
 		die "$image=$kver has no -unsigned twin and is not made of" \
@@ -213,7 +214,8 @@ main()
 	# Which kdir: the compiler the headers depend on (gcc-NN,
 	# linux-compiler-gcc-NN-x86, gcc-NN-for-host) and the libc6 the kbuild
 	# host tools depend on, against this machine's.
-	cc_needed=$(deb_depends "$headers" "$kver" '^(linux-compiler-)?gcc-[0-9]+(-x86|-for-host)?$' |
+	cc_needed=$(deb_depends "$headers" "$kver" \
+		'^(linux-compiler-)?gcc-[0-9]+(-x86|-for-host)?$' |
 		sed -E 's/^linux-compiler-//; s/-(x86|for-host)$//' | sed -n 1p)
 	libc_needed=$(deb_field "$kbuild" "$kver" Depends | tr ',' '\n' |
 		sed -n 's/^ *libc6 (>= \([^)]*\)).*/\1/p' | sed -n 1p)
@@ -222,7 +224,7 @@ main()
 		why="the headers need $cc_needed, not installed here"
 	fi
 	if [ -n "$libc_needed" ] &&
-	   { [ -z "$libc_here" ] || ! dpkg --compare-versions "$libc_here" ge "$libc_needed"; }; then
+	   ! dpkg --compare-versions "${libc_here:-0}" ge "$libc_needed"; then
 		why="${why:+$why; }$kbuild's host tools need libc6 >= $libc_needed,"
 		why+=" this machine has ${libc_here:-none}"
 	fi
@@ -234,7 +236,8 @@ main()
 	stamp=
 	for pkg in "${pkgs[@]}"; do
 		read -r _ sha _ < <(grep "^$pkg " <<<"$index") ||
-			die "package $pkg version $kver is not known to apt (see apt-cache madison $pkg)"
+			die "package $pkg version $kver is not known to apt" \
+				"(see apt-cache madison $pkg)"
 		stamp+="$sha  ${pkg}_$kver"$'\n'
 	done
 	if [ -n "$why" ]; then
@@ -324,7 +327,8 @@ main()
 		*) die "${link#"$tmp"/} points outside the entry: $target" ;;
 		esac
 	done
-	[ -x "$tmp/kdir/scripts/basic/fixdep" ] || die "kbuild tools missing: no scripts/basic/fixdep"
+	[ -x "$tmp/kdir/scripts/basic/fixdep" ] ||
+		die "kbuild tools missing: no scripts/basic/fixdep"
 	[ -z "$why" ] || check_vermagic "$tmp" "$kdir" "$mods"
 	entry_commit "$entry" "$stamp"
 	log "kernel $krel ($dist $kver) ready"

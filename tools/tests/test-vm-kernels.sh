@@ -81,7 +81,8 @@ if command -v ccache >/dev/null; then
 		(cd "$out/incbin" && CCACHE_DIR=$out/incbin/store CCACHE_DEPEND=true \
 			"$TOOLS/kernel/ccache-cc" -MMD -c -o piggy.o piggy.S) \
 			>>"$out/incbin.log" 2>&1
-		objects+=$(objcopy -O binary -j .rodata "$out/incbin/piggy.o" /dev/stdout 2>/dev/null)
+		objects+=$(objcopy -O binary -j .rodata "$out/incbin/piggy.o" /dev/stdout \
+			2>/dev/null)
 	done
 	verify "ccache-cc: a changed .incbin file, its size the same, gives a new object" \
 		test "$objects" = old-kernelnew-kernel
