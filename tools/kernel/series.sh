@@ -2,23 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # series.sh - the suite as the patch series a maintainer would receive
-# against Debian's linux-source-X.Y (`make series`): the payload
-# (tools/lib.sh's PAYLOAD) as tools/testing/selftests/module_async/, in
-# patches that each build on the ones before them:
-#   0/5  a cover letter: the payload's size in lines, what the suite finds
-#        on today's kernels (tools/expected/verdicts), checkpatch's findings
-#        kept and why (tools/lint.exceptions)
-#   1/5  the test modules (modules/)
-#   2/5  the runner's library (lib/)
-#   3/5  the cases: the runner and its case table (module_async.c, runner/)
-#   4/5  the driver, Makefile, config, settings and README (the rest)
-#   5/5  MAINTAINERS (the directory under MODULE SUPPORT, whose maintainers
-#        own kernel/module/) and module_async in the selftests Makefile's
-#        TARGETS, in order, so that `make kselftest` runs it
-# made with git in a scratch repository whose base commit holds the two
-# files of the source the series changes, and written as
-# DIR/000N-*.patch.  The author is this repository's git user (or
-# GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL).
+# against Debian's linux-source-X.Y (`make series`): a cover letter, then
+# the payload (lib.sh's PAYLOAD) as tools/testing/selftests/module_async/
+# in four patches that each build on the ones before them (modules, lib,
+# the cases, the rest), then one adding it to the selftests' TARGETS and to
+# MAINTAINERS under MODULE SUPPORT.  Made with git in a scratch repository
+# whose base commit holds the two files of the source the series changes;
+# the author is this repository's git user (or GIT_AUTHOR_NAME and _EMAIL).
 
 set -euo pipefail
 
@@ -83,12 +73,6 @@ git -C "$repo" init -q
 git -C "$repo" add -A
 git -C "$repo" commit -q -m "linux-source-$series: MAINTAINERS and $selftests/Makefile"
 
-# commit SUBJECT BODY: commit what is staged, signed off.
-commit()
-{
-	git -C "$repo" commit -q -s -m "$1" -m "$2"
-}
-
 suite=$repo/$selftests/$TARGET
 payload_copy "$work/payload" || die "cannot copy the suite"
 
@@ -104,7 +88,7 @@ patch()
 		cp -a "$work/payload/$p" "$suite/$(dirname "$p")/"
 	done
 	git -C "$repo" add -A
-	commit "selftests: $TARGET: $subject" "$body"
+	git -C "$repo" commit -q -s -m "selftests: $TARGET: $subject" -m "$body"
 }
 
 patch "test modules for module loading versus async calls" \
@@ -172,7 +156,8 @@ LC_ALL=C awk -v t="$TARGET" '
 ' "$src/$selftests/Makefile" >"$repo/$selftests/Makefile" ||
 	die "no TARGETS line to put $TARGET before in $selftests/Makefile"
 git -C "$repo" add -A
-commit "selftests: $TARGET: run it with make kselftest, under MODULE SUPPORT" \
+git -C "$repo" commit -q -s \
+	-m "selftests: $TARGET: run it with make kselftest, under MODULE SUPPORT" -m \
 "Add module_async to the targets make kselftest builds and runs, and its
 directory to MODULE SUPPORT in MAINTAINERS: what it tests is
 kernel/module/'s."

@@ -2,22 +2,16 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # test-series.sh - `make series` as a maintainer receives it: a cover letter
-# and at least four patches (tools/kernel/series.sh) that touch nothing but
-# tools/testing/selftests/module_async/, MAINTAINERS and the selftests
-# Makefile, each applying with git am --whitespace=error to
-# linux-source-7.2's files and the suite building after each in turn, in
-# a copy of that tree's tools/ and scripts/ (hard links): the runner and
-# library compiled with -Werror against the tree's kselftest.h, the test
-# modules against KDIR, once there is a Makefile the kselftest way
-# (make -C tools/testing/selftests TARGETS=module_async). KDIR is the
-# cache's linux-source-7.2 built vanilla where one exists, else Debian
-# sid's 7.2 headers; the log says which. The directory the series adds is
-# the payload (tools/lib.sh's PAYLOAD), make kselftest's TARGETS runs it,
-# MAINTAINERS names it, the cover letter gives the payload's size and the
-# verdicts per kernel, and the READMEs keep their limits (the payload's at
-# most 80 lines, the project's README.md under 100).
-# The checkpatch stage reads the same patches.
-# Ends with "N passed, N failed".
+# (the payload's size, the verdicts per kernel) and at least four patches
+# (tools/kernel/series.sh) that touch only tools/testing/selftests/
+# module_async/, MAINTAINERS (the directory under MODULE SUPPORT) and the
+# selftests Makefile (TARGETS), each applying with git am --whitespace=error
+# to linux-source-7.2's files, the suite building after each in a copy of
+# that tree's tools/ and scripts/, and the directory added the payload.
+# KDIR is the cache's linux-source-7.2 built vanilla where there is one,
+# else sid's 7.2 headers.  The READMEs keep their limits (the payload's at
+# most 80 lines, README.md under 100).  The checkpatch stage reads the same
+# patches.  Ends with "N passed, N failed".
 
 set -euo pipefail
 
@@ -39,28 +33,23 @@ src=$("$TOOLS/kernel/fetch-source.sh" --series 7.2 | tail -n 1) ||
 selftests=tools/testing/selftests
 suite=$selftests/module_async
 
-# ---- the READMEs -------------------------------------------------------------
 n=$(wc -l <"$TOP/README")
 verify "the payload's README: $n lines, at most 80" test "$n" -le 80
 n=$(wc -l <"$TOP/README.md")
 verify "the project's README.md: $n lines, under 100" test "$n" -lt 100
 
-# ---- the series --------------------------------------------------------------
-if "$TOOLS/kernel/series.sh" --source "$src" --out "$tmp/series" >"$tmp/series.list" 2>&1 &&
-   [ "$(grep -c '/0000-cover-letter\.patch$' "$tmp/series.list")" -eq 1 ] &&
-   [ "$(grep -c '/000[1-9]-.*\.patch$' "$tmp/series.list")" -ge 4 ]; then
-	pass "make series: a cover letter and $(grep -c '/000[1-9]-' "$tmp/series.list") patches"
-else
+if ! "$TOOLS/kernel/series.sh" --source "$src" --out "$tmp/series" >"$tmp/series.list" 2>&1; then
 	fail "make series: $(tail -n 3 "$tmp/series.list")"
+	checks_summary
 fi
 patches=("$tmp"/series/000[1-9]-*.patch)
 cover=$tmp/series/0000-cover-letter.patch
-
+verify "make series: a cover letter and ${#patches[@]} patches, at least 4" \
+	test -f "$cover" -a "${#patches[@]}" -ge 4
 outside=$(sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' "${patches[@]}" |
 	grep -vE "^($suite/|MAINTAINERS\$|$selftests/Makefile\$)" || true)
-what="the patches touch only the suite, MAINTAINERS and the selftests Makefile"
-verify "$what${outside:+: $outside}" test -z "$outside"
-
+verify "the patches touch only the suite, MAINTAINERS and the selftests Makefile" \
+	test -z "$outside"
 lines=$(payload_files | (cd "$TOP" && xargs -0 cat) | wc -l)
 verify "the cover letter gives the payload's size: $lines lines" \
 	grep -q "module_async/, $lines lines in" "$cover"
@@ -98,15 +87,10 @@ run()
 	return 1
 }
 
-modules_built()
-{
-	compgen -G "$tmp/tree/$suite/modules/*.ko" >/dev/null && return 0
-	echo "    no modules"
-	return 1
-}
-
 # builds: what the patches so far add builds, in the tree (its suite and
-# selftests Makefile replaced, never written through a hard link).
+# selftests Makefile replaced, never written through a hard link): the
+# kselftest way once there is a Makefile, else the modules against KDIR and
+# the runner and library with -Werror against the tree's kselftest.h.
 builds()
 {
 	local tree=$tmp/tree f objs=()
@@ -118,13 +102,15 @@ builds()
 	if [ -f "$tree/$suite/Makefile" ]; then
 		run make -C "$tree/$selftests" TARGETS=module_async KDIR="$kdir" || return 1
 		[ -x "$tree/$suite/module_async" ] || { echo "    no runner"; return 1; }
-		modules_built || return 1
-		return 0
-	fi
-	if [ -f "$tree/$suite/modules/Makefile" ]; then
+	elif [ -f "$tree/$suite/modules/Makefile" ]; then
 		run make -C "$tree/$suite/modules" KDIR="$kdir" || return 1
-		modules_built || return 1
 	fi
+	if [ -f "$tree/$suite/modules/Makefile" ] &&
+	   ! compgen -G "$tree/$suite/modules/*.ko" >/dev/null; then
+		echo "    no modules"
+		return 1
+	fi
+	[ ! -f "$tree/$suite/Makefile" ] || return 0
 	for f in "$tree/$suite"/lib/*.c "$tree/$suite"/runner/*.c "$tree/$suite"/*.c; do
 		[ -f "$f" ] || continue
 		run gcc -O2 -Wall -Wextra -Werror -I"$tree/$selftests" -c -o "${f%.c}.o" "$f" ||
@@ -136,38 +122,28 @@ builds()
 }
 
 for p in "${patches[@]}"; do
-	name=${p##*/}
-	if git -C "$repo" -c user.name=maintainer -c user.email=maintainer@localhost \
+	if ! git -C "$repo" -c user.name=maintainer -c user.email=maintainer@localhost \
 		am -q --whitespace=error "$p" >"$tmp/am.log" 2>&1; then
-		pass "git am --whitespace=error applies $name"
-	else
-		fail "git am $name: $(tail -n 3 "$tmp/am.log")"
+		fail "git am ${p##*/}: $(tail -n 3 "$tmp/am.log")"
 		break
 	fi
-	verify "the suite builds after $name" builds
+	pass "git am --whitespace=error applies ${p##*/}"
+	verify "the suite builds after ${p##*/}" builds
 done
 
-mkdir "$tmp/suite"
 payload_copy "$tmp/suite"
 if diff -r "$tmp/suite" "$repo/$suite" >"$tmp/diff" 2>&1; then
 	pass "the directory the series adds is the payload"
 else
 	fail "the directory the series adds differs from the payload: $(head -n 3 "$tmp/diff")"
 fi
-if [ "$(grep -cx 'TARGETS += module_async' "$repo/$selftests/Makefile")" -eq 1 ]; then
-	pass "make kselftest's TARGETS has module_async once"
-else
-	fail "make kselftest's TARGETS lacks module_async"
-fi
+verify "make kselftest's TARGETS has module_async once" \
+	test "$(grep -cx 'TARGETS += module_async' "$repo/$selftests/Makefile")" -eq 1
 # shellcheck disable=SC2016 # awk, not shell
-if awk -v f="F:	$suite/" '
+verify "MAINTAINERS: the directory under MODULE SUPPORT" awk -v f="F:	$suite/" '
 	$0 == "MODULE SUPPORT" { inside = 1 }
 	$0 == "" { inside = 0 }
 	inside && $0 == f { found = 1 }
-	END { exit !found }' "$repo/MAINTAINERS"; then
-	pass "MAINTAINERS: the directory under MODULE SUPPORT"
-else
-	fail "MAINTAINERS: no line for the directory under MODULE SUPPORT"
-fi
+	END { exit !found }' "$repo/MAINTAINERS"
 
 checks_summary
