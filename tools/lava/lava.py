@@ -12,14 +12,16 @@
 #                                templates in TYPES with JOB's context
 #   validate JOB...              each job through lava_common's job schema
 #   timeout JOB                  the job's timeout in seconds
-#   results LOG DEFINITION       the results lava-run logged (stderr, one
+#   results LOG DEFINITION [CASES]
+#                                the results lava-run logged (stderr, one
 #                                YAML mapping a line): "CASE RESULT" for
-#                                each test case of DEFINITION, then
-#                                "job RESULT" (LAVA's: pass when the job
-#                                finished, fail when it was incomplete)
+#                                each test case of DEFINITION; its status
+#                                as make vm's (0, 1 a case failed or one of
+#                                the file CASES' "CASE ..." lines has no
+#                                record, 4 every case skipped), 3 when LAVA
+#                                did not complete the job or recorded no case
 #
-# Exit status: 0; 1 an invalid job, or a log without the job's result;
-# 2 bad usage.
+# Exit status: 0; 1 an invalid job; 2 bad usage; 3 any other failure.
 
 import sys
 
@@ -30,7 +32,7 @@ import yaml
 def usage(msg):
     print(f"lava.py: {msg}", file=sys.stderr)
     print("usage: lava.py job TEMPLATE KEY=VALUE... | device DICT TYPES JOB |"
-          " validate JOB... | timeout JOB | results LOG DEFINITION", file=sys.stderr)
+          " validate JOB... | timeout JOB | results LOG DEFINITION [CASES]", file=sys.stderr)
     sys.exit(2)
 
 
@@ -83,10 +85,11 @@ def job_timeout(job):
     print(int(Timeout.parse(data["timeouts"]["job"])))
 
 
-def results(log, definition):
+def results(log, definition, cases=None):
     # A line may carry tags json refuses ("size": ! "65906612"): a YAML
     # loader reads it as LAVA wrote it.
     job = None
+    got = []
     with open(log, errors="replace") as f:
         for line in f:
             try:
@@ -100,14 +103,25 @@ def results(log, definition):
                 continue
             if msg.get("definition") == definition:
                 name = (msg.get("extra") or {}).get("test_case_id", msg.get("case"))
+                got.append((name, msg.get("result")))
                 print(name, msg.get("result"))
             elif msg.get("definition") == "lava" and msg.get("case") == "job":
                 job = msg.get("result")
-    if job is None:
-        print("lava.py: no job result in the log", file=sys.stderr)
+    if job != "pass" or not got:
+        print(f"lava.py: LAVA's job {job or 'unfinished'}, {len(got)} cases recorded",
+              file=sys.stderr)
+        return 3
+    names = {name for name, _ in got}
+    missing = []
+    if cases:
+        with open(cases) as f:
+            missing = [w[0] for w in map(str.split, f) if w and w[0] not in names]
+    if missing:
+        print(f"lava.py: LAVA recorded no result for: {' '.join(missing)}", file=sys.stderr)
+    verdicts = {result for _, result in got}
+    if missing or "fail" in verdicts:
         return 1
-    print("job", job)
-    return 0
+    return 4 if verdicts == {"skip"} else 0
 
 
 def main(argv):
@@ -122,7 +136,7 @@ def main(argv):
         return validate(args)
     elif cmd == "timeout" and len(args) == 1:
         job_timeout(args[0])
-    elif cmd == "results" and len(args) == 2:
+    elif cmd == "results" and len(args) in (2, 3):
         return results(*args)
     else:
         usage(f"bad command or arguments: {' '.join(argv[1:])}")
@@ -130,4 +144,8 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    try:
+        sys.exit(main(sys.argv))
+    except (OSError, KeyError, ValueError, jinja2.TemplateError, yaml.YAMLError) as exc:
+        print(f"lava.py: {exc}", file=sys.stderr)
+        sys.exit(3)

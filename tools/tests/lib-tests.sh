@@ -70,7 +70,7 @@ check()
 	fi
 	fail "$1"
 	for f in ${details:-$tmp/err}; do
-		[ ! -f "$f" ] || indent "$f" | head -n 30
+		[ ! -f "$f" ] || tail -n 20 "$f" | indent
 	done
 }
 

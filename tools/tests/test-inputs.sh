@@ -16,7 +16,8 @@
 #   - a checkout whose path holds a space, and OUTPUT, KDIR or INSTALL_PATH
 #     holding one, are refused by make, nothing written anywhere;
 #   - the suite's arguments (SUITE_ARGS) are checked by the runner built on
-#     the host, whose --help is answered there, with no VM;
+#     the host (a --timeout-ms below its floor too), whose --help is
+#     answered there, with no VM;
 #   - the host's failures before any work are exit 3 (never 1, "a case
 #     failed"), each said: a second run on the same kernel while one runs,
 #     a read-only cache, a read-only build/vm/stock.
@@ -163,6 +164,8 @@ refused "SUITE_ARGS with an unknown case: the runner's usage error" \
 	"unknown case: no_such_case" SUITE_ARGS="--case no_such_case"
 refused "SUITE_ARGS with a value missing: the runner's usage error" \
 	"requires an argument" SUITE_ARGS=--timeout-ms
+refused "SUITE_ARGS with a --timeout-ms below the floor: refused, the floor named" \
+	"bad --timeout-ms: 10 \(1000 to " "SUITE_ARGS=--timeout-ms 10"
 
 want=0 refused "SUITE_ARGS=--help: the suite's help, no VM" \
 	'^Usage: .*module_async \[options\]' SUITE_ARGS=--help
