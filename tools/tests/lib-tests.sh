@@ -1,12 +1,18 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# lib-tests.sh - what the tests of tools/tests share, sourced after
-# tools/lib.sh (whose pass, fail, skip, verify and checks_summary they
-# report with): the usage and options, a scratch directory, a command's
-# status and output, and the KTAP reader.  A test script's header comment,
-# from its fourth line, is its --help; its "usage:" line names its options.
+# lib-tests.sh - what the tests of tools/tests share: tools/lib.sh (whose
+# pass, fail, skip, verify and checks_summary they report with), the usage
+# and options, a scratch directory, a command's status and output, and the
+# KTAP reader.  A test starts
+#	set -euo pipefail
+#	. "$(dirname "$0")/lib-tests.sh"
+# (with a shellcheck source= directive naming this file).  A test's header
+# comment, from its fourth line, is its --help; its "usage:" line names its
+# options.
 
 # shellcheck shell=bash
+# shellcheck source=tools/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 # shellcheck disable=SC2034 # for the scripts that source this
 readonly KTAP=$TOOLS/ktap/ktap
@@ -52,10 +58,10 @@ run_to()
 	"$@" >"$log" 2>&1 </dev/null || rc=$?
 }
 
-# indent [FILE...]: the lines, indented as a check's details.
+# indent: stdin indented, as a check's details.
 indent()
 {
-	sed 's/^/    /' "$@"
+	sed 's/^/    /'
 }
 
 # check WHAT CMD...: verify WHAT CMD...; on a failure the files of

@@ -4,31 +4,21 @@
 # test-add-case.sh - cases added as README.md's "Adding a case" says, and
 # everything else following from them.
 #
-# On a copy of the tree (the files git knows, as they are now), adds first
-# a case with new behaviour, added_jobs_done_on_return, in four files: its
-# row and its function's declaration in module_async.c, its function in a
-# new runner/cases_added.c, its module in a new modules/ma_added.c (an
-# init that queues jobs held on nothing) and its row in
-# tools/expected/verdicts; then a row reusing a function,
-# request_module_from_async_brd, in three: its row, bfq's expected row
-# under its name (brd is a modular block driver, requested the same way)
-# and brd's symbol in config.  Checks that each touched those files only;
-# that the runner lists the cases and the modules, the expected table has
-# the cases, the driver's tests accept the runner, the initramfs for
-# Debian's stock kernel packs ma_added.ko and brd.ko, the new case runs on
-# that kernel in a VM (tools/vm/vm.sh) as the table has it; and that a
-# table naming more test modules than the runner has room for stops it,
-# saying so.
+# On a copy of the tree (the files git knows), adds a case with new
+# behaviour, added_jobs_done_on_return, in four files (module_async.c, a new
+# runner/cases_added.c and modules/ma_added.c, tools/expected/verdicts), then
+# a row reusing a function, request_module_from_async_brd, in three (its
+# row, bfq's expected row under its name, brd's symbol in config); checks
+# that each touched those files only and all that follows, up to the new
+# case in a VM of Debian's stock kernel as the table has it; and that a
+# table naming more test modules than the runner has room for stops it.
 #
 # usage: test-add-case.sh
 
 set -euo pipefail
 
-PROG=${0##*/}
-# shellcheck source=tools/lib.sh
-. "$(dirname "$0")/../lib.sh"
 # shellcheck source=tools/tests/lib-tests.sh
-. "$TOOLS/tests/lib-tests.sh"
+. "$(dirname "$0")/lib-tests.sh"
 test_options "$@"
 
 readonly NEW=added_jobs_done_on_return

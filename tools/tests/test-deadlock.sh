@@ -16,11 +16,8 @@
 
 set -euo pipefail
 
-PROG=${0##*/}
-# shellcheck source=tools/lib.sh
-. "$(dirname "$0")/../lib.sh"
 # shellcheck source=tools/tests/lib-tests.sh
-. "$TOOLS/tests/lib-tests.sh"
+. "$(dirname "$0")/lib-tests.sh"
 shopt -s nullglob	# a run of one boot has no boot-*.ktap
 
 # bookworm's 6.1 (the reference), bullseye's 5.10 and sid's 7.2 (the

@@ -2,35 +2,23 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # test-inputs.sh - bad input to `make vm` is refused before any kernel is
-# built or booted, with exit 2 and one line naming what is wrong:
-#   - make's variables reach vm.sh quoted: a value is one argument, never
-#     shell code (KVER='6.1;touch FILE' touches nothing);
-#   - a boolean (ALLOW_DEADLOCK) takes its usual spellings and refuses the
-#     rest;
-#   - a KERNEL path that is no file is said to be one, spaces and all, and
-#     a KERNEL file that is no bzImage is refused too;
-#   - a DIST or SRC that tools/lib.sh's DEB_RELEASES does not list is
-#     refused before apt is asked anything;
-#   - no HOME (nor XDG_CACHE_HOME or MODULE_ASYNC_CACHE) for the cache is
-#     said to be that;
-#   - a checkout whose path holds a space, and OUTPUT, KDIR or INSTALL_PATH
-#     holding one, are refused by make, nothing written anywhere;
-#   - the suite's arguments (SUITE_ARGS) are checked by the runner built on
-#     the host (a --timeout-ms below its floor too), whose --help is
-#     answered there, with no VM;
-#   - the host's failures before any work are exit 3 (never 1, "a case
-#     failed"), each said: a second run on the same kernel while one runs,
-#     a read-only cache, a read-only build/vm/stock.
+# built or booted, with exit 2 and one line naming what is wrong: make's
+# variables reach vm.sh quoted (KVER='6.1;touch FILE' touches nothing); a
+# boolean (ALLOW_DEADLOCK) takes its usual spellings only; a KERNEL that is
+# no file or no bzImage, a DIST or SRC that tools/lib.sh's DEB_RELEASES does
+# not list (apt not asked), no HOME for the cache, a path holding a space
+# (the checkout, OUTPUT, KDIR, INSTALL_PATH: nothing written anywhere), bad
+# SUITE_ARGS (checked by the runner built on the host, which answers --help
+# there).  The host's failures before any work are exit 3 (never 1, "a case
+# failed"), each said: a second run on the same kernel, a read-only cache, a
+# read-only build/vm/stock.
 #
 # usage: test-inputs.sh
 
 set -euo pipefail
 
-PROG=${0##*/}
-# shellcheck source=tools/lib.sh
-. "$(dirname "$0")/../lib.sh"
 # shellcheck source=tools/tests/lib-tests.sh
-. "$TOOLS/tests/lib-tests.sh"
+. "$(dirname "$0")/lib-tests.sh"
 test_options "$@"
 details=$tmp/out
 
@@ -92,7 +80,8 @@ spelled()
 		make -s -n -C "$TOP" vm ALLOW_DEADLOCK="$word" >"$tmp/out" 2>&1 || return 1
 		got=no
 		! grep -q -- '--allow-deadlock' "$tmp/out" || got=yes
-		[ "$got" = "$want" ] || { echo "ALLOW_DEADLOCK=$word read as $got" >>"$tmp/out"; return 1; }
+		echo "ALLOW_DEADLOCK=$word read as $got" >>"$tmp/out"
+		[ "$got" = "$want" ] || return 1
 	done
 }
 spelled_both() { spelled yes 1 y yes true on && spelled no 0 n no false off ''; }

@@ -27,11 +27,8 @@
 
 set -euo pipefail
 
-PROG=${0##*/}
-# shellcheck source=tools/lib.sh
-. "$(dirname "$0")/../lib.sh"
 # shellcheck source=tools/tests/lib-tests.sh
-. "$TOOLS/tests/lib-tests.sh"
+. "$(dirname "$0")/lib-tests.sh"
 
 TEST_MODULES=$(make -s -C "$TOP/modules" list)
 readonly TEST_MODULES
@@ -74,7 +71,7 @@ run()
 	shift
 	echo "\$ $*" >"$log"
 	"$@" 2>&1 | cat >>"$log" || rc=$?
-	indent "$log"
+	indent <"$log"
 	return "$rc"
 }
 
@@ -111,25 +108,20 @@ skip_reason=$(expected_skip)
 [ -n "$skip_reason" ] ||
 	die "this host runs $krel: it could load the test modules; run the suite in the VM"
 
-# runner_document_ok LOG [headless]: the kselftest runner's document (in
-# LOG, among make's lines) for our one test: one result, skipped; well
-# formed, unless headless (a runner that prints its result lines alone).
-runner_document_ok()
+# skipped_in LOG [headless]: the kselftest runner's document (in LOG,
+# among make's lines) has one result, our test skipped, and is well formed
+# unless headless (a runner that prints its result lines alone); nested in
+# it, the suite's own document is exactly a whole-suite SKIP with the
+# expected reason.
+skipped_in()
 {
 	{ [ -n "${2:-}" ] || "$KTAP" check "$1" >/dev/null; } &&
-		[ "$("$KTAP" verdicts "$1")" = "1 $KSFT_TEST skip" ]
+		[ "$("$KTAP" verdicts "$1")" = "1 $KSFT_TEST skip" ] &&
+		"$KTAP" --nested "$KSFT_TEST" check "$1" >/dev/null &&
+		[ "$("$KTAP" --nested "$KSFT_TEST" skip-all "$1")" = "$skip_reason" ] &&
+		[ -z "$("$KTAP" --nested "$KSFT_TEST" body "$1")" ]
 }
-
-# The suite's document inside the runner's: exactly a whole-suite SKIP with
-# the expected reason.
-nested_skip_ok()
-{
-	local log=$1
-
-	"$KTAP" --nested "$KSFT_TEST" check "$log" >/dev/null &&
-		[ "$("$KTAP" --nested "$KSFT_TEST" skip-all "$log")" = "$skip_reason" ] &&
-		[ -z "$("$KTAP" --nested "$KSFT_TEST" body "$log")" ]
-}
+readonly SKIPPED="one test, skipped; the suite's own KTAP nested in it"
 
 # The runner's document through the kernel's KTAP parser: one test,
 # skipped, no error.
@@ -140,7 +132,7 @@ kunit_parses()
 	sed -n '/^TAP version 13$/,$p' "$log" >"$ktap"
 	"$TOOLS/ktap/ktap-check.py" --kunit "$kunit" --name "${log##*/}" \
 		--expect-status skip "$ktap" >"$ktap.check" 2>&1 || rc=$?
-	indent "$ktap.check"
+	indent <"$ktap.check"
 	return $rc
 }
 
@@ -199,12 +191,10 @@ verify "run_tests: the kselftest runner exits 0" \
 # run_kselftest.sh, and prints its result lines alone.
 headless=
 grep -q 'TAP version' "$selftests/kselftest/runner.sh" || headless=headless
-verify "run_tests: the runner's KTAP: one test, skipped${headless:+ (its result line alone)}" \
-	runner_document_ok "$logs/run_tests" $headless
+verify "run_tests: $SKIPPED: SKIP '$skip_reason'${headless:+ (a result line alone)}" \
+	skipped_in "$logs/run_tests" $headless
 [ -n "$headless" ] ||
 	verify "run_tests: the kernel's KTAP parser reads it" kunit_parses "$logs/run_tests"
-verify "run_tests: the suite's own KTAP nested in it: SKIP '$skip_reason'" \
-	nested_skip_ok "$logs/run_tests"
 
 # ---- install and run_kselftest.sh ------------------------------------------
 inst=$out/install
@@ -226,9 +216,7 @@ verify "installed: ... and only it" \
 		"$(tail -n 1 "$logs/list")" = "module_async:module_async.sh"
 verify "installed: run_kselftest.sh -c module_async exits 0" \
 	run "$logs/run_kselftest" "$inst/run_kselftest.sh" -c module_async
-verify "installed: the runner's KTAP: one test, skipped" runner_document_ok "$logs/run_kselftest"
-verify "installed: the suite's own KTAP nested in it: SKIP '$skip_reason'" \
-	nested_skip_ok "$logs/run_kselftest"
+verify "installed: $SKIPPED: SKIP '$skip_reason'" skipped_in "$logs/run_kselftest"
 verify "installed: the kernel's KTAP parser reads it" kunit_parses "$logs/run_kselftest"
 
 # ---- clean -------------------------------------------------------------------
@@ -279,10 +267,7 @@ if [ "$toplevel" -eq 1 ]; then
 			KDIR="$kdir" ${compat[@]+"${compat[@]}"}
 	verify "top level: the modules built for $krel" \
 		modules_built_in "$obj/kselftest/module_async/modules"
-	verify "top level: the runner's KTAP: one test, skipped" \
-		runner_document_ok "$logs/kselftest"
-	verify "top level: the suite's own KTAP nested in it: SKIP '$skip_reason'" \
-		nested_skip_ok "$logs/kselftest"
+	verify "top level: $SKIPPED: SKIP '$skip_reason'" skipped_in "$logs/kselftest"
 	make -C "$suite" KDIR="$kdir" clean >/dev/null 2>&1 || true
 fi
 

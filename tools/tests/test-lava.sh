@@ -19,11 +19,8 @@
 
 set -euo pipefail
 
-PROG=${0##*/}
-# shellcheck source=tools/lib.sh
-. "$(dirname "$0")/../lib.sh"
 # shellcheck source=tools/tests/lib-tests.sh
-. "$TOOLS/tests/lib-tests.sh"
+. "$(dirname "$0")/lib-tests.sh"
 readonly LAVA=$TOOLS/lava/lava.sh LAVA_PY=$TOOLS/lava/lava.py
 
 out=$TOP/build/check/lava

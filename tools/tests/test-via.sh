@@ -20,11 +20,8 @@
 
 set -euo pipefail
 
-PROG=${0##*/}
-# shellcheck source=tools/lib.sh
-. "$(dirname "$0")/../lib.sh"
 # shellcheck source=tools/tests/lib-tests.sh
-. "$TOOLS/tests/lib-tests.sh"
+. "$(dirname "$0")/lib-tests.sh"
 
 out=$TOP/build/check/via
 test_options "$@"
@@ -47,7 +44,8 @@ via()
 	"$TOOLS/vm/vm.sh" "$@" --via run_kselftest --out "$dir" >"$dir/stdout.ktap" \
 		2>"$dir/vm.log" || rc=$?
 	"$TOOLS/expected/expected.sh" column "$kernel" >"$dir/expected"
-	details=$dir/vm.log check "$kernel: vm.sh --via run_kselftest exits as the table says ($rc)" \
+	details=$dir/vm.log check \
+		"$kernel: vm.sh --via run_kselftest exits as the table says ($rc)" \
 		test "$rc" -eq "$(sed -n 's/^status //p' "$dir/expected")"
 
 	# The cases of the runner that ran: the one in the install.
@@ -88,8 +86,8 @@ direct=$out/vanilla-7.2-direct
 mkdir -p "$direct"
 rm -f "$direct/results.ktap"
 "$TOOLS/vm/vm.sh" --kernel vanilla --src 7.2 --out "$direct" >/dev/null 2>"$direct/vm.log" || true
-"$KTAP" verdicts "$direct/results.ktap" >"$direct/verdicts" 2>&1 || true
-"$KTAP" verdicts "$out/vanilla-7.2/nested.ktap" >"$out/vanilla-7.2/verdicts" 2>&1 || true
+"$KTAP" verdicts "$direct/results.ktap" >"$direct/verdicts" 2>/dev/null || true
+"$KTAP" verdicts "$out/vanilla-7.2/nested.ktap" >"$out/vanilla-7.2/verdicts" 2>/dev/null || true
 diff "$direct/verdicts" "$out/vanilla-7.2/verdicts" >"$tmp/err" || true
 check "vanilla-7.2: run_kselftest.sh's verdicts are make vm's, case by case" \
 	test -s "$direct/verdicts" -a ! -s "$tmp/err"
