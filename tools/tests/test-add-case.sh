@@ -28,8 +28,13 @@ tree=$tmp/tree
 mkdir -p "$tree"
 (cd "$TOP" && git ls-files -z | cpio -pdm0 --quiet "$tree")
 git -C "$tree" init -q
-git -C "$tree" add -A
-git -C "$tree" -c user.name=t -c user.email=t@t commit -qm base
+
+# commit MESSAGE: every change of the copy committed.
+commit()
+{
+	git -C "$tree" add -A && git -C "$tree" -c user.name=t -c user.email=t@t commit -qm "$1"
+}
+commit base
 
 # edit FILE AWK-ARG...: FILE of the copy rewritten by awk AWK-ARG....
 edit()
@@ -43,10 +48,9 @@ changed_only()
 {
 	local changed want
 
-	git -C "$tree" add -A
-	changed=$(git -C "$tree" diff --cached --name-only | sort | tr '\n' ' ')
+	commit "$*"
+	changed=$(git -C "$tree" diff --name-only HEAD~ HEAD | sort | tr '\n' ' ')
 	want=$(printf '%s\n' "$@" | sort | tr '\n' ' ')
-	git -C "$tree" -c user.name=t -c user.email=t@t commit -qm "$*"
 	echo "it changed $changed" >"$tmp/err"
 	check "the case is $# files: $want" test "$changed" = "$want"
 }
