@@ -143,8 +143,8 @@ for k in "${kernels[@]}"; do
 	timeouts_show "$k" "$doc" '^# wait-for cycle: async job ' "the wait-for cycle"
 	# From each wedged boot the driver's cleanup report and the end
 	# marker reached the host: no boot ended on the host's patience.
-	nwedged=$(grep -c '^# kernel wedged by ' "$doc") || true
-	ncleanup=$(grep -c '^# cleanup: ' "$doc") || true
+	nwedged=$(grep -c '^# kernel wedged by ' "$doc" 2>/dev/null) || nwedged=0
+	ncleanup=$(grep -c '^# cleanup: ' "$doc" 2>/dev/null) || ncleanup=0
 	lost=$(grep -m1 'no end marker' "$out.$k.log") || lost=''
 	echo "$ncleanup cleanup reports; ${lost:-every end marker arrived}" >"$tmp/err"
 	check "$k: each of $nwedged wedged boots sent its cleanup report and end marker" \
