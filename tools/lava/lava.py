@@ -1,25 +1,26 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-#
-# lava.py - the Python side of tools/lava/lava.sh: LAVA's own libraries,
-# as Debian packages them, do the work.  It runs under Debian's
-# /usr/bin/python3 because that is the interpreter python3-jinja2,
-# python3-yaml and lava-dispatcher's lava_common are installed for.
-#
-#   job TEMPLATE KEY=VALUE...    a job template rendered with jinja2
-#   device DICT TYPES JOB        a device dictionary DICT rendered, as
-#                                lava-server does, on its device-type
-#                                templates in TYPES with JOB's context
-#   validate JOB...              each job through lava_common's job schema
-#   timeout JOB                  the job's timeout in seconds
-#   results LOG DEFINITION       the results lava-run logged (stderr, one
-#                                YAML mapping a line): "CASE RESULT" for
-#                                each test case of DEFINITION, then
-#                                "job RESULT" (LAVA's: pass when the job
-#                                finished, fail when it was incomplete)
-#
-# Exit status: 0; 1 an invalid job, or a log without the job's result;
-# 2 bad usage.
+"""lava.py - the Python side of tools/lava/lava.sh: LAVA's own libraries,
+as Debian packages them, do the work (under Debian's /usr/bin/python3: the
+interpreter python3-jinja2, python3-yaml and lava_common are installed for).
+
+usage: lava.py COMMAND ARG...
+  job TEMPLATE KEY=VALUE...  a job template rendered with jinja2
+  device DICT TYPES JOB      a device dictionary DICT rendered, as
+                             lava-server does, on its device-type templates
+                             in TYPES with JOB's context
+  validate JOB...            each job through lava_common's job schema
+  timeout JOB                the job's timeout in seconds
+  results LOG DEFINITION [CASES]
+                             "CASE RESULT" for each test case of DEFINITION
+                             lava-run logged (stderr, one YAML mapping a
+                             line); its status make vm's (1 a case failed
+                             or one of the file CASES' "CASE ..." lines has
+                             no record, 4 every case skipped), 3 when LAVA
+                             did not complete the job or recorded no case
+
+Exit status: 0; 1 an invalid job; 2 bad usage; 3 any other failure.
+"""
 
 import sys
 
@@ -28,10 +29,13 @@ import yaml
 
 
 def usage(msg):
-    print(f"lava.py: {msg}", file=sys.stderr)
-    print("usage: lava.py job TEMPLATE KEY=VALUE... | device DICT TYPES JOB |"
-          " validate JOB... | timeout JOB | results LOG DEFINITION", file=sys.stderr)
+    print(f"lava.py: {msg}\n{__doc__}", file=sys.stderr)
     sys.exit(2)
+
+
+def load(path):
+    with open(path) as f:
+        return yaml.safe_load(f)
 
 
 def render_job(template, pairs):
@@ -51,8 +55,7 @@ def render_job(template, pairs):
 def render_device(device_dict, types_dir, job):
     # lava-server's own way: the device dictionary extends its device
     # type's template, rendered with the job's context.
-    with open(job) as f:
-        context = yaml.safe_load(f).get("context", {})
+    context = load(job).get("context", {})
     with open(device_dict) as f:
         text = f.read()
     env = jinja2.Environment(loader=jinja2.FileSystemLoader([types_dir]),
@@ -65,10 +68,8 @@ def validate(jobs):
 
     bad = 0
     for job in jobs:
-        with open(job) as f:
-            data = yaml.safe_load(f)
         try:
-            lava_validate(data, strict=True)
+            lava_validate(load(job), strict=True)
         except Exception as exc:  # voluptuous' Invalid and its kin
             print(f"{job}: invalid: {exc}", file=sys.stderr)
             bad = 1
@@ -78,15 +79,14 @@ def validate(jobs):
 def job_timeout(job):
     from lava_common.timeout import Timeout
 
-    with open(job) as f:
-        data = yaml.safe_load(f)
-    print(int(Timeout.parse(data["timeouts"]["job"])))
+    print(int(Timeout.parse(load(job)["timeouts"]["job"])))
 
 
-def results(log, definition):
+def results(log, definition, cases=None):
     # A line may carry tags json refuses ("size": ! "65906612"): a YAML
     # loader reads it as LAVA wrote it.
     job = None
+    got = []
     with open(log, errors="replace") as f:
         for line in f:
             try:
@@ -100,14 +100,25 @@ def results(log, definition):
                 continue
             if msg.get("definition") == definition:
                 name = (msg.get("extra") or {}).get("test_case_id", msg.get("case"))
+                got.append((name, msg.get("result")))
                 print(name, msg.get("result"))
             elif msg.get("definition") == "lava" and msg.get("case") == "job":
                 job = msg.get("result")
-    if job is None:
-        print("lava.py: no job result in the log", file=sys.stderr)
+    if job != "pass" or not got:
+        print(f"lava.py: LAVA's job {job or 'unfinished'}, {len(got)} cases recorded",
+              file=sys.stderr)
+        return 3
+    names = {name for name, _ in got}
+    missing = []
+    if cases:
+        with open(cases) as f:
+            missing = [w[0] for w in map(str.split, f) if w and w[0] not in names]
+    if missing:
+        print(f"lava.py: LAVA recorded no result for: {' '.join(missing)}", file=sys.stderr)
+    verdicts = {result for _, result in got}
+    if missing or "fail" in verdicts:
         return 1
-    print("job", job)
-    return 0
+    return 4 if verdicts == {"skip"} else 0
 
 
 def main(argv):
@@ -122,7 +133,7 @@ def main(argv):
         return validate(args)
     elif cmd == "timeout" and len(args) == 1:
         job_timeout(args[0])
-    elif cmd == "results" and len(args) == 2:
+    elif cmd == "results" and len(args) in (2, 3):
         return results(*args)
     else:
         usage(f"bad command or arguments: {' '.join(argv[1:])}")
@@ -130,4 +141,8 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    try:
+        sys.exit(main(sys.argv))
+    except (OSError, KeyError, ValueError, jinja2.TemplateError, yaml.YAMLError) as exc:
+        print(f"lava.py: {exc}", file=sys.stderr)
+        sys.exit(3)

@@ -4,50 +4,43 @@
 # test-add-case.sh - cases added as README.md's "Adding a case" says, and
 # everything else following from them.
 #
-# On a copy of the tree (the files git knows, as they are now), adds first
-# a case with new behaviour, added_jobs_done_on_return, in four files: its
-# row and its function's declaration in module_async.c, its function in a
-# new runner/cases_added.c, its module in a new modules/ma_added.c (an
-# init that queues jobs held on nothing) and its row in
-# tools/expected/verdicts; then a row reusing a function,
-# request_module_from_async_brd, in three: its row, bfq's expected row
-# under its name (brd is a modular block driver, requested the same way)
-# and brd's symbol in config.  Checks that each touched those files only;
-# that the runner lists the cases and the modules, the expected table has
-# the cases, the driver's tests accept the runner, the initramfs for
-# Debian's stock kernel packs ma_added.ko and brd.ko, the new case runs on
-# that kernel in a VM (tools/vm/vm.sh) as the table has it; and that a
-# table naming more test modules than the runner has room for stops it,
-# saying so.  Ends with "N passed, N failed".
+# On a copy of the tree (the files git knows), adds a case with new
+# behaviour, added_jobs_done_on_return, in four files (module_async.c, a new
+# runner/cases_added.c and modules/ma_added.c, tools/expected/verdicts), then
+# a row reusing a function, request_module_from_async_brd, in three (its
+# row, bfq's expected row under its name, brd's symbol in config); checks
+# that each touched those files only and all that follows, up to the new
+# case in a VM of Debian's stock kernel as the table has it; and that a
+# table naming more test modules than the runner has room for stops it.
+#
+# usage: test-add-case.sh
 
 set -euo pipefail
 
-PROG=${0##*/}
-# shellcheck source=tools/lib.sh
-. "$(dirname "$0")/../lib.sh"
+# shellcheck source=tools/tests/lib-tests.sh
+. "$(dirname "$0")/lib-tests.sh"
+test_options "$@"
 
 readonly NEW=added_jobs_done_on_return
 readonly BRD=request_module_from_async_brd
 
-usage()
-{
-	echo "Usage: $PROG [--help]"
-	echo "Adds $NEW and $BRD on a copy of the tree and checks what follows."
-}
-case ${1:-} in
-'') ;;
--h|--help) usage; exit 0 ;;
-*) usage_error "unknown argument '$1'" ;;
-esac
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 tree=$tmp/tree
 mkdir -p "$tree"
 (cd "$TOP" && git ls-files -z | cpio -pdm0 --quiet "$tree")
 git -C "$tree" init -q
-git -C "$tree" add -A
-git -C "$tree" -c user.name=t -c user.email=t@t commit -qm base
+
+# commit MESSAGE: every change of the copy committed.
+commit()
+{
+	git -C "$tree" add -A && git -C "$tree" -c user.name=t -c user.email=t@t commit -qm "$1"
+}
+commit base
+
+# edit FILE AWK-ARG...: FILE of the copy rewritten by awk AWK-ARG....
+edit()
+{
+	awk "${@:2}" "$tree/$1" >"$tmp/edit" && mv "$tmp/edit" "$tree/$1"
+}
 
 # changed_only FILE...: the copy's change since its last commit is FILE...,
 # and is committed.
@@ -55,22 +48,18 @@ changed_only()
 {
 	local changed want
 
-	git -C "$tree" add -A
-	changed=$(git -C "$tree" diff --cached --name-only | sort | tr '\n' ' ')
+	commit "$*"
+	changed=$(git -C "$tree" diff --name-only HEAD~ HEAD | sort | tr '\n' ' ')
 	want=$(printf '%s\n' "$@" | sort | tr '\n' ' ')
-	git -C "$tree" -c user.name=t -c user.email=t@t commit -qm "$*"
-	if [ "$changed" = "$want" ]; then
-		pass "the case is $# files: $changed"
-	else
-		fail "the case changed $changed, not $want"
-	fi
+	echo "it changed $changed" >"$tmp/err"
+	check "the case is $# files: $want" test "$changed" = "$want"
 }
 
 # ---- a case with new behaviour: four files ---------------------------------
 
 # module_async.c: its function's declaration and its row, after
 # chained_async_init_completes's.
-awk -v new="$NEW" '
+edit module_async.c -v new="$NEW" '
 	/^case_fn case_chained_async_init_completes;$/ {
 		print "case_fn case_" new ";"
 	}
@@ -78,7 +67,7 @@ awk -v new="$NEW" '
 	/MODULES\("ma_chained"\), NULL },$/ {
 		print "\t{ \"" new "\", SAFE, case_" new ","
 		print "\t  MODULES(\"ma_added\"), NULL },"
-	}' "$tree/module_async.c" >"$tmp/c" && mv "$tmp/c" "$tree/module_async.c"
+	}'
 # runner/cases_added.c: load ma_added, its jobs must be done at its return.
 # Each new file begins with the tree's SPDX line.
 { head -n 1 "$tree/modules/ma_plain.c" && cat <<EOF; } >"$tree/runner/cases_added.c"
@@ -145,67 +134,54 @@ EOF
 # tools/expected/verdicts: its row, in the table's order, a cell a policy:
 # async_init_completes's, as every policy but never-sync waits for the work
 # an init queues itself.
-awk -v new="$NEW" '
+# shellcheck disable=SC2016 # awk, not shell
+edit tools/expected/verdicts -v new="$NEW" '
 	{ print }
 	$1 == "async_init_completes" { $1 = new; row = $0 }
-	$1 == "chained_async_init_completes" { print row }' \
-	"$tree/tools/expected/verdicts" >"$tmp/v" && mv "$tmp/v" "$tree/tools/expected/verdicts"
+	$1 == "chained_async_init_completes" { print row }'
 changed_only module_async.c runner/cases_added.c modules/ma_added.c \
 	tools/expected/verdicts
 
 # ---- a row reusing a function: three files ---------------------------------
 
 # module_async.c: a row after bfq's, of the same shape.
-awk -v new="$BRD" '
+edit module_async.c -v new="$BRD" '
 	{ print }
 	/MODULES\("bfq"\) },$/ && !done {
 		print "\t{ \"" new "\", UNSAFE_IF_ALWAYS_SYNC,"
 		print "\t  case_request_module_from_async,"
 		print "\t  MODULES(\"ma_request\"), MODULES(\"brd\") },"
 		done = 1
-	}' "$tree/module_async.c" >"$tmp/c" && mv "$tmp/c" "$tree/module_async.c"
+	}'
 # tools/expected/verdicts: bfq's row under the new name.
-awk -v new="$BRD" '
+# shellcheck disable=SC2016 # awk, not shell
+edit tools/expected/verdicts -v new="$BRD" '
 	{ print }
-	$1 == "request_module_from_async_bfq" { $1 = new; print }' \
-	"$tree/tools/expected/verdicts" >"$tmp/v" && mv "$tmp/v" "$tree/tools/expected/verdicts"
+	$1 == "request_module_from_async_bfq" { $1 = new; print }'
 printf '%s\n' "# The RAM disk driver $BRD requests." "CONFIG_BLK_DEV_RAM=m" >>"$tree/config"
 changed_only config module_async.c tools/expected/verdicts
 
 # ---- what follows ----------------------------------------------------------
 
-if make -s -C "$tree" OUTPUT="$tree/build" all >"$tmp/build.log" 2>&1; then
-	pass "the runner builds with the new rows"
-else
-	fail "the runner does not build with the new rows: $(tail -n 3 "$tmp/build.log")"
-fi
+run_to "$tmp/build.log" make -s -C "$tree" OUTPUT="$tree/build" all
+details=$tmp/build.log check "the runner builds with the new rows" test "$rc" -eq 0
 runner=$tree/build/module_async
 "$runner" --list 2>/dev/null | awk '{ print $1 }' >"$tmp/list" || true
-for pair in chained_async_init_completes:$NEW request_module_from_async_bfq:$BRD; do
-	if grep -A1 -x "${pair%%:*}" "$tmp/list" | grep -qx "${pair#*:}"; then
-		pass "--list has ${pair#*:} after ${pair%%:*}"
-	else
-		fail "--list lacks ${pair#*:} after ${pair%%:*}"
-	fi
-done
-if "$runner" --list-modules 2>/dev/null | grep -qx brd; then
-	pass "--list-modules names brd"
-else
-	fail "--list-modules does not name brd"
-fi
+# follows A B: --list has B right after A.
+follows() { grep -A1 -x "$1" "$tmp/list" | grep -qx "$2"; }
+verify "--list has $NEW after chained_async_init_completes" \
+	follows chained_async_init_completes "$NEW"
+verify "--list has $BRD after request_module_from_async_bfq" \
+	follows request_module_from_async_bfq "$BRD"
+"$runner" --list-modules >"$tmp/modules" 2>/dev/null || true
+verify "--list-modules names brd" grep -qx brd "$tmp/modules"
 "$tree/tools/expected/expected.sh" column stock >"$tmp/expected" 2>&1 || true
 for want in "$NEW ok" "$BRD skip"; do
-	if grep -qx "$want" "$tmp/expected"; then
-		pass "the expected table's stock column has $want"
-	else
-		fail "the expected table's stock column lacks $want"
-	fi
+	verify "the expected table's stock column has $want" grep -qx "$want" "$tmp/expected"
 done
-if "$tree/tools/tests/test-driver.sh" "$runner" >"$tmp/driver.log" 2>&1; then
-	pass "the driver's tests accept the new runner (cases, table, settings' bound)"
-else
-	fail "the driver's tests: $(grep '^FAIL' "$tmp/driver.log" | tr '\n' ' ')"
-fi
+run_to "$tmp/driver.log" "$tree/tools/tests/test-driver.sh" "$runner"
+details=$tmp/driver.log check \
+	"the driver's tests accept the new runner (cases, table, settings' bound)" test "$rc" -eq 0
 
 # The initramfs for the stock kernel, as vm.sh makes it, holds the new
 # module (modules/'s every ma_*.c) and brd.ko (config).
@@ -216,44 +192,35 @@ if cp "$tree/module_async.sh" "$runner" "$tree/config" "$tree/settings" "$stage/
    make -s -C "$tree" modules KDIR="$entry/kdir" >"$tmp/modules.log" 2>&1 &&
    cp "$tree"/modules/*.ko "$stage/modules/" &&
    "$TOOLS/vm/mkinitramfs.sh" --kernel "$entry" --suite "$stage" \
-	--out "$tmp/initrd.gz" >"$tmp/initrd.log" 2>&1 &&
-   gzip -dc "$tmp/initrd.gz" | cpio -it --quiet 2>/dev/null >"$tmp/initrd.list"; then
-	for ko in ma_added brd; do
-		if grep -q "/$ko\.ko$" "$tmp/initrd.list"; then
-			pass "the stock kernel's initramfs packs $ko.ko"
-		else
-			fail "no $ko.ko in the stock kernel's initramfs"
-		fi
-	done
-else
-	fail "no initramfs for the stock kernel"
-	tail -n 5 "$tmp/modules.log" "$tmp/initrd.log" 2>/dev/null | sed 's/^/    /'
+	--out "$tmp/initrd.gz" >>"$tmp/modules.log" 2>&1; then
+	gzip -dc "$tmp/initrd.gz" | cpio -it --quiet >"$tmp/initrd.list" 2>/dev/null || true
 fi
+for ko in ma_added brd; do
+	details=$tmp/modules.log check "the stock kernel's initramfs packs $ko.ko" \
+		grep -q "/$ko\.ko$" "$tmp/initrd.list"
+done
 
 # The new case in a VM of the stock kernel, as the table has it.
-if "$tree/tools/vm/vm.sh" --kernel stock --out "$tmp/vm" -- --case "$NEW" \
-	>"$tmp/vm.log" 2>&1 &&
-   [ "$("$TOOLS/ktap/ktap" verdict "$NEW" "$tmp/vm/results.ktap")" = ok ]; then
-	pass "$NEW runs in a VM of the stock kernel: ok, as the table has it"
-else
-	fail "$NEW in a VM of the stock kernel: not ok, or no run"
-	tail -n 8 "$tmp/vm.log" | sed 's/^/    /'
-fi
+run_to "$tmp/vm.log" "$tree/tools/vm/vm.sh" --kernel stock --out "$tmp/vm" -- --case "$NEW"
+verdict=$("$KTAP" verdict "$NEW" "$tmp/vm/results.ktap" 2>/dev/null) || verdict=''
+details=$tmp/vm.log check "$NEW runs in a VM of the stock kernel: ok, as the table has it" \
+	test "$rc" -eq 0 -a "$verdict" = ok
 
 # A table naming more test modules than MA_TEST_MODULES_MAX stops the
 # runner, saying so, even for --list.
-awk '
+edit module_async.c '
 	{ print }
 	/MODULES\("ma_chained"\), NULL },$/ {
 		printf "\t{ \"too_many\", SAFE, case_chained_async_init_completes,\n\t  MODULES("
 		for (i = 1; i <= 16; i++) printf "\"ma_x%d\"%s", i, i < 16 ? ", " : ""
 		print "), NULL },"
-	}' "$tree/module_async.c" >"$tmp/c" && mv "$tmp/c" "$tree/module_async.c"
-if make -s -C "$tree" OUTPUT="$tree/build" "$runner" >"$tmp/build.log" 2>&1 &&
-   ! "$runner" --list >"$tmp/list" 2>&1 &&
-   grep -q "more than MA_TEST_MODULES_MAX ([0-9]*) module names" "$tmp/list"; then
-	pass "a table naming too many test modules stops the runner, saying so"
-else
-	fail "a table naming too many test modules: $(tail -n 2 "$tmp/list" "$tmp/build.log")"
-fi
+	}'
+too_many_refused()
+{
+	make -s -C "$tree" OUTPUT="$tree/build" "$runner" >"$tmp/list" 2>&1 &&
+		! "$runner" --list >>"$tmp/list" 2>&1 &&
+		grep -q "more than MA_TEST_MODULES_MAX ([0-9]*) module names" "$tmp/list"
+}
+details=$tmp/list check "a table naming too many test modules stops the runner, saying so" \
+	too_many_refused
 checks_summary

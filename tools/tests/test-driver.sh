@@ -3,58 +3,55 @@
 #
 # test-driver.sh - host tests of module_async.sh, the shell driver: usage
 # errors (a bad option or value, a --timeout-ms below its floor, a missing
-# value, a stray word) exit 2 before
-# any prerequisite is looked at, --help and --list work anywhere, and a
-# missing prerequisite is a whole-suite SKIP (exit 4) with its reason as a
-# well-formed KTAP document. Nothing here loads a module:
-# every run that gets past the option check points --modules-dir at an
-# empty directory.
+# value, a stray word) exit 2 before any prerequisite is looked at, --help
+# and --list work anywhere, and a missing prerequisite is a whole-suite
+# SKIP (exit 4) with its reason as a well-formed KTAP document.  Nothing
+# here loads a module: every run that gets past the option check points
+# --modules-dir at an empty directory.
 #
 # usage: test-driver.sh RUNNER    (the built module_async binary)
 
 set -euo pipefail
 
-PROG=${0##*/}
-# shellcheck source=tools/lib.sh
-. "$(dirname "$0")/../lib.sh"
+# shellcheck source=tools/tests/lib-tests.sh
+. "$(dirname "$0")/lib-tests.sh"
 
-usage()
-{
-	echo "usage: $PROG RUNNER"
-}
 case "${1:-}" in
 -h | --help) usage; exit 0 ;;
 '') usage_error "no runner given" ;;
 esac
 [ -x "$1" ] || usage_error "no runner at $1"
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 # The driver runs the runner beside it, as in an install.
 cp "$TOP/module_async.sh" "$1" "$tmp/"
 mkdir "$tmp/empty"
-driver=$tmp/module_async.sh
-readonly KTAP=$TOOLS/ktap/ktap
+details="$tmp/out $tmp/err"
 
-# check WHAT CMD...: CMD succeeds; the last run's output shown if not.
-check()
-{
-	if "${@:2}"; then
-		pass "$1"
-	else
-		fail "$1"
-		sed 's/^/    /' "$tmp/out" "$tmp/err"
-	fi
-}
-
+# run ARG...: the driver, its stdout in $tmp/out, its stderr in $tmp/err,
+# its exit status in $status.
 run()
 {
 	status=0
-	"$driver" "$@" > "$tmp/out" 2> "$tmp/err" < /dev/null || status=$?
+	"$tmp/module_async.sh" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null || status=$?
+}
+
+# refused WHAT REGEX ARG...: the driver given ARGs exits 2, its stderr a
+# line matching REGEX (grep -E) and the usage, its stdout empty.
+refused()
+{
+	run "${@:3}"
+	check "$1: exit 2, said with the usage on stderr, nothing on stdout" \
+		usage_error_says "$2"
+}
+
+usage_error_says()
+{
+	[ "$status" -eq 2 ] && grep -qE -- "$1" "$tmp/err" && grep -q '^Usage:' "$tmp/err" &&
+		[ ! -s "$tmp/out" ]
 }
 
 # A whole-suite SKIP: a version line, "1..0 # SKIP <reason>" and nothing
-# else, exit 4.
+# else, exit 4; the reason matching REGEX.
 is_skip_document()
 {
 	local reason
@@ -62,18 +59,8 @@ is_skip_document()
 	[ "$status" -eq 4 ] &&
 		"$KTAP" check "$tmp/out" >/dev/null &&
 		reason=$("$KTAP" skip-all "$tmp/out") &&
-		[[ $reason =~ ^[a-z].{10,} ]] &&
+		[[ $reason =~ $1 ]] &&
 		[ -z "$("$KTAP" body "$tmp/out")" ]
-}
-
-usage_on_stderr_only()
-{
-	grep -q "^Usage:" "$tmp/err" && ! [ -s "$tmp/out" ]
-}
-
-help_on_stdout()
-{
-	[ "$status" -eq 0 ] && grep -q "^Usage:" "$tmp/out"
 }
 
 # The runner's cases, each once, are the expected table's rows, in order.
@@ -100,69 +87,34 @@ settings_bound_covers()
 	[ -n "$timeout" ] && [ "$timeout" -ge "$need" ]
 }
 
-skip_names_runner()
-{
-	is_skip_document && [[ $("$KTAP" skip-all "$tmp/out") == "runner not built"* ]]
-}
-
-run --bogus-option
-check "unknown option: exit 2" test "$status" -eq 2
-check "unknown option: usage on stderr, nothing on stdout" usage_on_stderr_only
-
-run --timeout-ms soon
-check "bad --timeout-ms value: exit 2" test "$status" -eq 2
-
+refused "an unknown option" "unrecognized option '--bogus-option'" --bogus-option
+refused "a bad --timeout-ms value" "bad --timeout-ms: soon " --timeout-ms soon
 # A bound below what an honest load takes is refused, naming the floor.
-names_the_floor()
-{
-	[ "$status" -eq 2 ] && grep -q "bad --timeout-ms: $1 (1000 to " "$tmp/err" &&
-		usage_on_stderr_only
-}
-
 for short in 1 10 999; do
-	run --timeout-ms "$short"
-	check "--timeout-ms $short, below the floor: exit 2, the floor named" \
-		names_the_floor "$short"
+	refused "--timeout-ms $short, below the floor named" "bad --timeout-ms: $short \(1000 to " \
+		--timeout-ms "$short"
 done
-
-run --case no_such_case
-check "unknown case name: exit 2" test "$status" -eq 2
-
+refused "an unknown case name" "unknown case: no_such_case" --case no_such_case
 # An option's value missing or a stray word: the runner's getopt says which.
-names_missing_value()
-{
-	[ "$status" -eq 2 ] && grep -q "requires an argument" "$tmp/err" && usage_on_stderr_only
-}
-
-run extra
-check "a stray argument: exit 2" test "$status" -eq 2
-check "a stray argument: named on stderr" grep -q "unexpected argument: extra" "$tmp/err"
-
-run --modules-dir
-check "--modules-dir without a value: exit 2, said so" names_missing_value
-
-run --timeout-ms
-check "--timeout-ms without a value: exit 2, said so" names_missing_value
-
-run --list extra
-check "--list with a bad argument: exit 2" test "$status" -eq 2
-check "--list with a bad argument: usage, no list" usage_on_stderr_only
+refused "a stray argument" "unexpected argument: extra" extra
+refused "--modules-dir without a value" "requires an argument" --modules-dir
+refused "--timeout-ms without a value" "requires an argument" --timeout-ms
+refused "--list with a bad argument" "unexpected argument: extra" --list extra
 
 run --help
-check "--help: exit 0 with usage" help_on_stdout
+check "--help: exit 0 with usage" test "$status" -eq 0 -a "$(grep -c '^Usage:' "$tmp/out")" -gt 0
 
 run --list
 check "--list: the cases of the expected table, each once, in order" cases_of_the_table
 check "settings: the timeout covers every case failing on its bound" settings_bound_covers
 
 run --modules-dir "$tmp/empty"
-check "missing prerequisite: whole-suite SKIP with a reason" is_skip_document
-
+check "missing prerequisite: whole-suite SKIP with a reason" is_skip_document '^[a-z].{10,}'
 run --modules-dir "$tmp/empty" --case async_init_completes --timeout-ms 1000
-check "valid options, missing prerequisite: still a SKIP" is_skip_document
+check "valid options, missing prerequisite: still a SKIP" is_skip_document '^[a-z].{10,}'
 
 rm "$tmp/module_async"
 run --modules-dir "$tmp/empty"
-check "runner not built: SKIP naming it" skip_names_runner
+check "runner not built: SKIP naming it" is_skip_document '^runner not built'
 
 checks_summary

@@ -15,61 +15,28 @@
 # The minbase root is made once and kept as a tarball in
 # $CACHE/fresh-root/<key>/, key: what debootstrap was given and its version;
 # the tarball's sha256 is checked on every use.  The root itself is
-# build/fresh/root, removed at the end (--keep leaves it, unmounted).
+# build/fresh/root, removed at the end; the clone is of the committed HEAD,
+# debootstrap's mirror the first of this machine's apt sources.
+#
+# usage: test-fresh.sh
 
 set -euo pipefail
 
-PROG=${0##*/}
-# shellcheck source=tools/lib.sh
-. "$(dirname "$0")/../lib.sh"
+# shellcheck source=tools/tests/lib-tests.sh
+. "$(dirname "$0")/lib-tests.sh"
+test_options "$@"
 
 # A run in the fresh root installs every package and fetches the kernel and
 # its source: minutes, not hours.
 readonly MAKE_VM_BOUND=1800
 readonly SUITE=bookworm VARIANT=minbase ARCH=amd64
 
-usage()
-{
-	cat <<EOF
-Usage: $PROG [--commit REV] [--mirror URL] [--keep]
-
-Runs README.md's prerequisites command and \`make vm\` in a fresh minimal
-Debian $SUITE root, in a clone of the project, and checks the verdicts.
-
-  --commit REV  clone this commit (default: HEAD; uncommitted changes are
-                not in the clone)
-  --mirror URL  the Debian mirror for debootstrap (default: the first one
-                of this machine's apt sources)
-  --keep        leave build/fresh/root in place (unmounted) for a look
-  --help        this text
-
-Ends with "N passed, N failed"; exit status 1 if a check failed.
-EOF
-}
-
-commit=HEAD
-mirror=
-keep=0
-while [ $# -gt 0 ]; do
-	case $1 in
-	--commit) need_arg "$1" $#; commit=$2; shift 2 ;;
-	--mirror) need_arg "$1" $#; mirror=$2; shift 2 ;;
-	--keep) keep=1; shift ;;
-	-h|--help) usage; exit 0 ;;
-	*) usage_error "unknown option '$1'" ;;
-	esac
-done
 [ "$(id -u)" -eq 0 ] || die "needs root (debootstrap, chroot, mount)"
 need_cmd debootstrap chroot mount umount findmnt git tar sha256sum
-rev=$(git -C "$TOP" rev-parse --verify "$commit^{commit}") ||
-	usage_error "no commit '$commit' in $TOP"
-
-if [ -z "$mirror" ]; then
-	mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.sources 2>/dev/null |
-		grep -oE 'https?://[^ ]+/debian/?( |$)' | head -n 1 | tr -d ' ') ||
-		true
-	[ -n "$mirror" ] || die "no Debian mirror in this machine's apt sources: give --mirror"
-fi
+rev=$(git -C "$TOP" rev-parse --verify "HEAD^{commit}")
+mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.sources 2>/dev/null |
+	grep -oE 'https?://[^ ]+/debian/?( |$)' | head -n 1 | tr -d ' ') || true
+[ -n "$mirror" ] || die "no Debian mirror in this machine's apt sources"
 
 # ---- README.md's commands ------------------------------------------------
 
@@ -132,15 +99,6 @@ remove_root()
 	rm -rf --one-file-system "$root"
 }
 
-cleanup()
-{
-	if [ "$keep" -eq 1 ]; then
-		unmount_root || log "$root is still mounted"
-	else
-		remove_root || true
-	fi
-}
-
 in_root()
 {
 	chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
@@ -151,7 +109,7 @@ in_root()
 tarball=$(base_tarball)
 mkdir -p "$log"
 remove_root || die "cannot clear $root"
-trap cleanup EXIT
+trap 'remove_root || true; rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM HUP
 mkdir -p "$root"
 tar --numeric-owner -C "$root" -xpzf "$tarball"
@@ -173,44 +131,31 @@ mount --make-rslave "$root/sys"
 # The project, cloned the way a user would, by the root's own git.
 git clone -q --bare "$TOP" "$root/srv/module_async.git"
 
-if [ -n "$prereq" ] && in_root "$prereq" >"$log/prereq.log" 2>&1; then
-	pass "README.md's prerequisites: $prereq"
-else
-	fail "README.md's prerequisites '${prereq:-none found}' (log: $log/prereq.log)"
-fi
-if in_root "git clone -q /srv/module_async.git /root/module_async &&
-	    git -C /root/module_async checkout -q $rev" >"$log/clone.log" 2>&1; then
-	pass "a clone of $rev by the root's own git"
-else
-	fail "a clone of $rev (log: $log/clone.log)"
-fi
+run_to "$log/prereq.log" in_root "$prereq"
+details=$log/prereq.log check "README.md's prerequisites: ${prereq:-none found}" \
+	test -n "$prereq" -a "$rc" -eq 0
+run_to "$log/clone.log" in_root "git clone -q /srv/module_async.git /root/module_async &&
+	git -C /root/module_async checkout -q $rev"
+details=$log/clone.log check "a clone of $rev by the root's own git" test "$rc" -eq 0
 
 # As another user, before the packages are there: the one apt-get command
 # to run, a failure, and nothing fetched.
 in_root "git clone -q /srv/module_async.git /tmp/user-clone &&
 	 chown -R nobody:nogroup /tmp/user-clone" >"$log/user-clone.log" 2>&1 || true
-rc=0
-chroot --userspec=nobody:nogroup "$root" /usr/bin/env -i HOME=/tmp/user-home \
-	PATH=/usr/sbin:/usr/bin:/sbin:/bin make -C /tmp/user-clone vm \
-	>"$log/user-make-vm.out" 2>"$log/user-make-vm.log" || rc=$?
-if [ "$rc" -ne 0 ] && grep -q '^  apt-get update && apt-get install -y ' "$log/user-make-vm.log" &&
-   [ ! -e "$root/tmp/user-home/.cache" ]; then
-	pass "make vm as another user: exit $rc, the apt-get command to run, nothing fetched"
-else
-	fail "make vm as another user: exit $rc (log: $log/user-make-vm.log)"
-fi
+run_to "$log/user-make-vm.log" chroot --userspec=nobody:nogroup "$root" /usr/bin/env -i \
+	HOME=/tmp/user-home PATH=/usr/sbin:/usr/bin:/sbin:/bin make -C /tmp/user-clone vm
+told()
+{
+	[ "$rc" -ne 0 ] && [ ! -e "$root/tmp/user-home/.cache" ] &&
+		grep -q '^  apt-get update && apt-get install -y ' "$log/user-make-vm.log"
+}
+details=$log/user-make-vm.log check \
+	"make vm as another user: exit $rc, the apt-get command to run, nothing fetched" told
 
 start=$(date +%s)
-rc=0
-timeout "$MAKE_VM_BOUND" chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 \
-	TERM=dumb PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-	make -C /root/module_async vm >"$log/make-vm.out" 2>"$log/make-vm.log" || rc=$?
+run_to "$log/make-vm.log" in_root "timeout $MAKE_VM_BOUND make -C /root/module_async vm"
 log "make vm in the fresh root: exit $rc after $(($(date +%s) - start))s"
-if [ "$rc" -eq 0 ]; then
-	pass "make vm in a fresh root exits 0"
-else
-	fail "make vm in a fresh root exits $rc: $(tail -n 2 "$log/make-vm.log" | tr '\n' ' ')"
-fi
+details=$log/make-vm.log check "make vm in a fresh root exits 0" test "$rc" -eq 0
 
 results=$root/root/module_async/build/vm/stock/results.ktap
 if [ -f "$results" ]; then

@@ -2,45 +2,25 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # test-inputs.sh - bad input to `make vm` is refused before any kernel is
-# built or booted, with exit 2 and one line naming what is wrong:
-#   - make's variables reach vm.sh quoted: a value is one argument, never
-#     shell code (KVER='6.1;touch FILE' touches nothing);
-#   - a boolean (ALLOW_DEADLOCK) takes its usual spellings and refuses the
-#     rest;
-#   - a KERNEL path that is no file is said to be one, spaces and all, and
-#     a KERNEL file that is no bzImage is refused too;
-#   - a DIST or SRC that tools/lib.sh's DEB_RELEASES does not list is
-#     refused before apt is asked anything;
-#   - no HOME (nor XDG_CACHE_HOME or MODULE_ASYNC_CACHE) for the cache is
-#     said to be that;
-#   - a checkout whose path holds a space, and OUTPUT, KDIR or INSTALL_PATH
-#     holding one, are refused by make, nothing written anywhere;
-#   - the suite's arguments (SUITE_ARGS) are checked by the runner built on
-#     the host, whose --help is answered there, with no VM;
-#   - the host's failures before any work are exit 3 (never 1, "a case
-#     failed"), each said: a second run on the same kernel while one runs,
-#     a read-only cache, a read-only build/vm/stock.
-# Ends with "N passed, N failed".
+# built or booted, with exit 2 and one line naming what is wrong: make's
+# variables reach vm.sh quoted (KVER='6.1;touch FILE' touches nothing); a
+# boolean (ALLOW_DEADLOCK) takes its usual spellings only; a KERNEL that is
+# no file or no bzImage, a DIST or SRC that tools/lib.sh's DEB_RELEASES does
+# not list (apt not asked), no HOME for the cache, a path holding a space
+# (the checkout, OUTPUT, KDIR, INSTALL_PATH: nothing written anywhere), bad
+# SUITE_ARGS (checked by the runner built on the host, which answers --help
+# there).  The host's failures before any work are exit 3 (never 1, "a case
+# failed"), each said: a second run on the same kernel, a read-only cache, a
+# read-only build/vm/stock.
+#
+# usage: test-inputs.sh
 
 set -euo pipefail
 
-PROG=${0##*/}
-# shellcheck source=tools/lib.sh
-. "$(dirname "$0")/../lib.sh"
-
-usage()
-{
-	echo "Usage: $PROG [--help]"
-	echo "Feeds make vm bad variables and checks each is refused at once."
-}
-case ${1:-} in
-'') ;;
--h|--help) usage; exit 0 ;;
-*) usage_error "unknown argument '$1'" ;;
-esac
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=tools/tests/lib-tests.sh
+. "$(dirname "$0")/lib-tests.sh"
+test_options "$@"
+details=$tmp/out
 
 # vm ARGS...: make vm ARGS (run by "${vm_env[@]}": env, or read_only),
 # its output in $tmp/out, in $status the script's status as make reports
@@ -67,29 +47,23 @@ no_work()
 	! grep -Eq '^vm\.sh: kernel |apt-get update for Debian|downloading ' "$tmp/out"
 }
 
-# refused WHAT PATTERN ARGS...: make vm ARGS exits 2 (${want:-2}) before
-# any work, and its output has a line matching PATTERN (grep -E).
+# refused WHAT REGEX ARGS...: make vm ARGS exits ${want:-2} before any
+# work, and its output has a line matching REGEX (grep -E).
 refused()
 {
-	local what=$1 pattern=$2
+	vm "${@:3}"
+	echo "(exit $status)" >>"$tmp/out"
+	check "$1" said "${want:-2}" "$2"
+}
 
-	shift 2
-	vm "$@"
-	if [ "$status" -eq "${want:-2}" ] && no_work && grep -Eq -- "$pattern" "$tmp/out"; then
-		pass "$what"
-	else
-		fail "$what (exit $status)"
-		sed 's/^/    /' "$tmp/out" | head -n 20
-	fi
+said()
+{
+	[ "$status" -eq "$1" ] && no_work && grep -Eq -- "$2" "$tmp/out"
 }
 
 refused "KVER with shell code: a bad version, nothing run" \
 	"bad Debian version '6\.1;touch $tmp/pwned'" "KVER=6.1;touch $tmp/pwned"
-if [ -e "$tmp/pwned" ]; then
-	fail "KVER with shell code: the code ran"
-else
-	pass "KVER with shell code: the code did not run"
-fi
+check "KVER with shell code: the code did not run" test ! -e "$tmp/pwned"
 
 for word in maybe 2 "1 0"; do
 	refused "ALLOW_DEADLOCK=$word: refused, naming the spellings" \
@@ -99,23 +73,19 @@ done
 # The spellings of yes and no, as the command make would run says them.
 spelled()
 {
-	local want=$1 word
+	local want=$1 word got
 
 	shift
 	for word in "$@"; do
 		make -s -n -C "$TOP" vm ALLOW_DEADLOCK="$word" >"$tmp/out" 2>&1 || return 1
-		if [ "$want" = yes ]; then
-			grep -q -- '--allow-deadlock' "$tmp/out" || return 1
-		else
-			! grep -q -- '--allow-deadlock' "$tmp/out" || return 1
-		fi
+		got=no
+		! grep -q -- '--allow-deadlock' "$tmp/out" || got=yes
+		echo "ALLOW_DEADLOCK=$word read as $got" >>"$tmp/out"
+		[ "$got" = "$want" ] || return 1
 	done
 }
-if spelled yes 1 y yes true on && spelled no 0 n no false off ''; then
-	pass "ALLOW_DEADLOCK: 1 y yes true on allow, 0 n no false off and empty do not"
-else
-	fail "ALLOW_DEADLOCK: a usual spelling is misread (ALLOW_DEADLOCK=$word)"
-fi
+spelled_both() { spelled yes 1 y yes true on && spelled no 0 n no false off ''; }
+check "ALLOW_DEADLOCK: 1 y yes true on allow, 0 n no false off and empty do not" spelled_both
 
 refused "KERNEL=no/such/file: no such kernel image" \
 	"no such kernel image: no/such/file$" KERNEL=no/such/file
@@ -152,13 +122,14 @@ clone_files | rsync -a --from0 --files-from=- "$TOP/" "$top/" || die "cannot cop
 (cd "$top" && find . | LC_ALL=C sort) >"$tmp/before"
 refused "a checkout under a path with a space: refused, naming it" \
 	"the checkout $top: it holds a space"
-if [ ! -e "$tmp/a" ] && [ "$(ls -A "$tmp/a b")" = clone ] &&
-   (cd "$top" && find . | LC_ALL=C sort) | cmp -s - "$tmp/before"; then
-	pass "a checkout under a path with a space: nothing written, in it or beside it"
-else
-	fail "a checkout under a path with a space: nothing written, in it or beside it"
-	find "$tmp" -maxdepth 2 ! -path "$tmp/a b/clone/*" | sed 's/^/    /'
-fi
+nothing_written()
+{
+	find "$tmp" -maxdepth 2 ! -path "$tmp/a b/clone/*" >"$tmp/out"
+	[ ! -e "$tmp/a" ] && [ "$(ls -A "$tmp/a b")" = clone ] &&
+		(cd "$top" && find . | LC_ALL=C sort) | cmp -s - "$tmp/before"
+}
+check "a checkout under a path with a space: nothing written, in it or beside it" \
+	nothing_written
 unset top
 for v in OUTPUT KDIR INSTALL_PATH; do
 	refused "$v with a space: refused by make" \
@@ -182,27 +153,19 @@ refused "SUITE_ARGS with an unknown case: the runner's usage error" \
 	"unknown case: no_such_case" SUITE_ARGS="--case no_such_case"
 refused "SUITE_ARGS with a value missing: the runner's usage error" \
 	"requires an argument" SUITE_ARGS=--timeout-ms
+refused "SUITE_ARGS with a --timeout-ms below the floor: refused, the floor named" \
+	"bad --timeout-ms: 10 \(1000 to " "SUITE_ARGS=--timeout-ms 10"
 
-vm SUITE_ARGS=--help
-if [ "$status" -eq 0 ] && no_work && grep -q '^Usage: .*module_async \[options\]' "$tmp/out"; then
-	pass "SUITE_ARGS=--help: the suite's help, no VM"
-else
-	fail "SUITE_ARGS=--help: the suite's help, no VM (exit $status)"
-	sed 's/^/    /' "$tmp/out" | head -n 20
-fi
+want=0 refused "SUITE_ARGS=--help: the suite's help, no VM" \
+	'^Usage: .*module_async \[options\]' SUITE_ARGS=--help
 
 # A second run on a kernel whose results directory is in use is refused
 # (exit 3) before it writes there; the lock is the one a first run holds.
 mkdir -p "$TOP/build/vm/stock"
 exec {lock}>"$TOP/build/vm/stock/.lock"
 flock -n "$lock" || die "build/vm/stock is in use: is a make vm running in this clone?"
-vm
-if [ "$status" -eq 3 ] && no_work && grep -q "another run is using .*/vm/stock" "$tmp/out"; then
-	pass "a second make vm on the same kernel: refused, naming the directory"
-else
-	fail "a second make vm on the same kernel: refused, naming the directory (exit $status)"
-	sed 's/^/    /' "$tmp/out" | head -n 20
-fi
+want=3 refused "a second make vm on the same kernel: refused, naming the directory" \
+	"another run is using .*/vm/stock"
 exec {lock}>&-
 
 checks_summary

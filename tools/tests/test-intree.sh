@@ -17,36 +17,21 @@
 # must be a whole-suite SKIP with a sane reason in well-formed KTAP, parsed
 # by the tree's own KTAP parser; the suite's cases run in the VM.
 #
-# One PASS/FAIL line per check, then "N passed, N failed".
+# usage: test-intree.sh [--source DIR] [--kernel ENTRY] [--out DIR] [--no-toplevel]
+#   --source DIR    unpacked kernel source (default: tools/kernel/fetch-source.sh)
+#   --kernel ENTRY  kernel entry whose kdir the test modules are built
+#                   against (default: tools/kernel/fetch-kernel.sh)
+#   --out DIR       scratch directory (default: build/intree)
+#   --no-toplevel   skip the top-level "make O=... kselftest" check (it
+#                   configures a tinyconfig tree and installs its headers)
 
 set -euo pipefail
 
-PROG=${0##*/}
-# shellcheck source=tools/lib.sh
-. "$(dirname "$0")/../lib.sh"
+# shellcheck source=tools/tests/lib-tests.sh
+. "$(dirname "$0")/lib-tests.sh"
 
 TEST_MODULES=$(make -s -C "$TOP/modules" list)
 readonly TEST_MODULES
-readonly HEADER='selftests: module_async: module_async.sh'
-readonly KTAP=$TOOLS/ktap/ktap
-
-usage()
-{
-	cat <<EOF
-Usage: $PROG [--source DIR] [--kernel ENTRY] [--out DIR] [--no-toplevel]
-
-Checks the suite as a kselftest target in a copy of a kernel tree and ends
-with "N passed, N failed".
-
-  --source DIR     unpacked kernel source (default: tools/kernel/fetch-source.sh)
-  --kernel ENTRY   kernel entry whose kdir the test modules are built
-                   against (default: tools/kernel/fetch-kernel.sh)
-  --out DIR        scratch directory (default: build/intree)
-  --no-toplevel    skip the top-level "make O=... kselftest" check (it
-                   configures a tinyconfig tree and installs its headers)
-  -h, --help       this text
-EOF
-}
 
 src='' entry='' out=$TOP/build/intree toplevel=1
 while [ $# -gt 0 ]; do
@@ -81,13 +66,12 @@ out=$(cd "$out" && pwd)
 # runner appends to /dev/stdout, which on a file would overwrite.
 run()
 {
-	local log=$1 rc
+	local log=$1 rc=0
 
 	shift
 	echo "\$ $*" >"$log"
-	rc=0
 	"$@" 2>&1 | cat >>"$log" || rc=$?
-	sed 's/^/    /' "$log"
+	indent <"$log"
 	return "$rc"
 }
 
@@ -124,26 +108,20 @@ skip_reason=$(expected_skip)
 [ -n "$skip_reason" ] ||
 	die "this host runs $krel: it could load the test modules; run the suite in the VM"
 
-# runner_document_ok LOG: the kselftest runner's document (in LOG, among
-# make's lines) for our one test: well formed, one result, skipped.
-runner_document_ok()
+# skipped_in LOG [headless]: the kselftest runner's document (in LOG,
+# among make's lines) has one result, our test skipped, and is well formed
+# unless headless (a runner that prints its result lines alone); nested in
+# it, the suite's own document is exactly a whole-suite SKIP with the
+# expected reason.
+skipped_in()
 {
-	local log=$1
-
-	"$KTAP" check "$log" >/dev/null &&
-		[ "$("$KTAP" verdicts "$log")" = "1 $HEADER skip" ]
+	{ [ -n "${2:-}" ] || "$KTAP" check "$1" >/dev/null; } &&
+		[ "$("$KTAP" verdicts "$1")" = "1 $KSFT_TEST skip" ] &&
+		"$KTAP" --nested "$KSFT_TEST" check "$1" >/dev/null &&
+		[ "$("$KTAP" --nested "$KSFT_TEST" skip-all "$1")" = "$skip_reason" ] &&
+		[ -z "$("$KTAP" --nested "$KSFT_TEST" body "$1")" ]
 }
-
-# The suite's document inside the runner's: exactly a whole-suite SKIP with
-# the expected reason.
-nested_skip_ok()
-{
-	local log=$1
-
-	"$KTAP" --nested "$HEADER" check "$log" >/dev/null &&
-		[ "$("$KTAP" --nested "$HEADER" skip-all "$log")" = "$skip_reason" ] &&
-		[ -z "$("$KTAP" --nested "$HEADER" body "$log")" ]
-}
+readonly SKIPPED="one test, skipped; the suite's own KTAP nested in it"
 
 # The runner's document through the kernel's KTAP parser: one test,
 # skipped, no error.
@@ -154,7 +132,7 @@ kunit_parses()
 	sed -n '/^TAP version 13$/,$p' "$log" >"$ktap"
 	"$TOOLS/ktap/ktap-check.py" --kunit "$kunit" --name "${log##*/}" \
 		--expect-status skip "$ktap" >"$ktap.check" 2>&1 || rc=$?
-	sed 's/^/    /' "$ktap.check"
+	indent <"$ktap.check"
 	return $rc
 }
 
@@ -211,16 +189,12 @@ verify "run_tests: the kselftest runner exits 0" \
 # run_tests prints a whole document where the tree's run_many() prints
 # the version line and the plan (6.1); 7.2's leaves them to
 # run_kselftest.sh, and prints its result lines alone.
-if grep -q 'TAP version' "$selftests/kselftest/runner.sh"; then
-	verify "run_tests: the runner's KTAP: one test, skipped" \
-		runner_document_ok "$logs/run_tests"
+headless=
+grep -q 'TAP version' "$selftests/kselftest/runner.sh" || headless=headless
+verify "run_tests: $SKIPPED: SKIP '$skip_reason'${headless:+ (a result line alone)}" \
+	skipped_in "$logs/run_tests" $headless
+[ -n "$headless" ] ||
 	verify "run_tests: the kernel's KTAP parser reads it" kunit_parses "$logs/run_tests"
-else
-	verify "run_tests: the runner's one result, skipped (no header: this tree's run_many)" \
-		test "$("$KTAP" verdicts "$logs/run_tests")" = "1 $HEADER skip"
-fi
-verify "run_tests: the suite's own KTAP nested in it: SKIP '$skip_reason'" \
-	nested_skip_ok "$logs/run_tests"
 
 # ---- install and run_kselftest.sh ------------------------------------------
 inst=$out/install
@@ -242,9 +216,7 @@ verify "installed: ... and only it" \
 		"$(tail -n 1 "$logs/list")" = "module_async:module_async.sh"
 verify "installed: run_kselftest.sh -c module_async exits 0" \
 	run "$logs/run_kselftest" "$inst/run_kselftest.sh" -c module_async
-verify "installed: the runner's KTAP: one test, skipped" runner_document_ok "$logs/run_kselftest"
-verify "installed: the suite's own KTAP nested in it: SKIP '$skip_reason'" \
-	nested_skip_ok "$logs/run_kselftest"
+verify "installed: $SKIPPED: SKIP '$skip_reason'" skipped_in "$logs/run_kselftest"
 verify "installed: the kernel's KTAP parser reads it" kunit_parses "$logs/run_kselftest"
 
 # ---- clean -------------------------------------------------------------------
@@ -295,10 +267,7 @@ if [ "$toplevel" -eq 1 ]; then
 			KDIR="$kdir" ${compat[@]+"${compat[@]}"}
 	verify "top level: the modules built for $krel" \
 		modules_built_in "$obj/kselftest/module_async/modules"
-	verify "top level: the runner's KTAP: one test, skipped" \
-		runner_document_ok "$logs/kselftest"
-	verify "top level: the suite's own KTAP nested in it: SKIP '$skip_reason'" \
-		nested_skip_ok "$logs/kselftest"
+	verify "top level: $SKIPPED: SKIP '$skip_reason'" skipped_in "$logs/kselftest"
 	make -C "$suite" KDIR="$kdir" clean >/dev/null 2>&1 || true
 fi
 

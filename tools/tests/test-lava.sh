@@ -3,79 +3,43 @@
 #
 # test-lava.sh - the suite as a LAVA job (make lava) against make vm.
 #
-# On Debian's stock kernel: make vm's verdicts (its KTAP, through the KTAP
-# reader) and the results LAVA recorded (tools/lava/lava.sh) must agree
-# case by case: ok (XFAIL too) is pass, SKIP skip, not ok (TIMEOUT and ERROR too) fail,
-# and no case recorded or missed by one side only.  With deadlocks
-# allowed, the case that wedges the kernel (the first "timeout" of the
-# expected table's stock column with deadlocks allowed) is a recorded fail,
-# no case after it is recorded, and the job still completes, within its
-# timeout.  Both job definitions pass LAVA's own job schema.
+# Bad usage is refused with exit 2.  On Debian's stock kernel: make vm's
+# verdicts (its KTAP, through the KTAP reader) and the results LAVA recorded
+# (tools/lava/lava.sh) must agree case by case: ok (XFAIL too) is pass, SKIP
+# skip, not ok (TIMEOUT and ERROR too) fail, and no case recorded or missed
+# by one side only.  With deadlocks allowed, the case that wedges the kernel
+# (the first "timeout" of the expected table's stock column with deadlocks
+# allowed) is a recorded fail, no case after it is recorded, and the job
+# still completes, within its timeout.  Both job definitions pass LAVA's own
+# job schema.
+#
+# usage: test-lava.sh [--out DIR]
+#   results go to DIR/lava, DIR/vm and DIR/lava-deadlock (default:
+#   build/check/lava)
 
 set -euo pipefail
 
-PROG=${0##*/}
-# shellcheck source=tools/lib.sh
-. "$(dirname "$0")/../lib.sh"
-readonly KTAP=$TOOLS/ktap/ktap LAVA=$TOOLS/lava/lava.sh LAVA_PY=$TOOLS/lava/lava.py
-
-usage()
-{
-	cat <<EOF
-usage: $PROG [--out DIR]
-
-  --out DIR  results go to DIR/lava, DIR/vm and DIR/lava-deadlock
-             (default: build/check/lava)
-
-Ends with "N passed, N failed"; exit status 1 if a check failed.
-EOF
-}
+# shellcheck source=tools/tests/lib-tests.sh
+. "$(dirname "$0")/lib-tests.sh"
+readonly LAVA=$TOOLS/lava/lava.sh LAVA_PY=$TOOLS/lava/lava.py
 
 out=$TOP/build/check/lava
-while [ $# -gt 0 ]; do
-	case $1 in
-	--out) need_arg "$1" $#; out=$2; shift 2 ;;
-	-h | --help) usage; exit 0 ;;
-	*) usage_error "unknown option '$1'" ;;
-	esac
-done
+test_options "$@"
 mkdir -p "$out"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-# check WHAT CMD...: verify, and on a failure what CMD wrote to $tmp/err.
-check()
-{
-	local before=${failed:-0}
-
-	verify "$@"
-	[ "${failed:-0}" -eq "$before" ] || sed 's/^/    /' "$tmp/err" 2>/dev/null || true
-	: >"$tmp/err"
-}
-
-# as_lava: make vm's verdicts ("<n> <case> <verdict>") as LAVA's results.
-as_lava()
-{
-	awk '{ r = $3 == "ok" || $3 == "xfail" ? "pass" : $3 == "skip" ? "skip" : "fail"
-		print $2, r }'
-}
 
 # ---- bad usage ------------------------------------------------------------
 
-status()
+# refused WHAT ARG...: make lava ARGs exits 2.
+refused()
 {
-	local rc=0
-
-	"$@" >/dev/null 2>&1 || rc=$?
-	echo "exit $rc" >"$tmp/err"
-	[ "$rc" -eq 2 ]
+	run_to "$tmp/err" "$LAVA" "${@:2}"
+	echo "(exit $rc)" >>"$tmp/err"
+	check "make lava: $1, exit 2" test "$rc" -eq 2
 }
-check "make lava: an unknown option, exit 2" status "$LAVA" --bogus
-check "make lava: --image with kernel options, exit 2" \
-	status "$LAVA" --image "$tmp/none" --kernel stock
-check "make lava: a bad kernel, exit 2 (vm.sh's)" status "$LAVA" --kernel bogus
-check "make lava: a bad suite argument, exit 2 (the runner's)" \
-	status "$LAVA" -- --case no_such_case
+refused "an unknown option" --bogus
+refused "--image with kernel options" --image "$tmp/none" --kernel stock
+refused "a bad kernel (vm.sh's)" --kernel bogus
+refused "a bad suite argument (the runner's)" -- --case no_such_case
 
 # ---- the job definitions against LAVA's schema ----------------------------
 
@@ -97,37 +61,24 @@ check "the kselftest job passes LAVA's job schema" \
 # vm side boots it as vm.sh does, by vm-run.sh.
 rc=0
 "$LAVA" --out "$out/lava" >"$tmp/lava" 2>"$out/lava.log" || rc=$?
-echo "lava.sh exit $rc: $out/lava.log" >"$tmp/err"
-check "make lava on the stock kernel: LAVA completed the job" test "$rc" -le 1
+details=$out/lava.log check "make lava on the stock kernel: LAVA completed the job" \
+	test "$rc" -le 1
 
 image=$out/lava/image
 value()
 {
 	awk -v k="$1" '$1 == k { print $2 }' "$image" 2>/dev/null
 }
-rc=0
-"$TOOLS/vm/vm-run.sh" --kernel "$(value entry)" --initrd "$(value initrd)" \
-	--cases "$(value cases)" --out "$out/vm" >/dev/null 2>"$out/vm.log" || rc=$?
-echo "vm-run.sh exit $rc: $out/vm.log" >"$tmp/err"
-check "make vm on the same image ran" test "$rc" -le 1
-"$KTAP" verdicts "$out/vm/results.ktap" 2>/dev/null | as_lava >"$tmp/vm" || true
+run_to "$out/vm.log" "$TOOLS/vm/vm-run.sh" --kernel "$(value entry)" \
+	--initrd "$(value initrd)" --cases "$(value cases)" --out "$out/vm"
+details=$out/vm.log check "make vm on the same image ran" test "$rc" -le 1
 check "the QEMU job passes LAVA's job schema" \
-	"$LAVA_PY" validate "$out/lava/job.yaml" 2>>"$tmp/err"
+	"$LAVA_PY" validate "$out/lava/job.yaml" 2>"$tmp/err"
 
-same_results()
-{
-	[ -s "$tmp/vm" ] && diff "$tmp/vm" "$tmp/lava" >"$tmp/err"
-}
-check "LAVA recorded $(wc -l <"$tmp/vm") cases, each with make vm's verdict" same_results
-while read -r case verdict; do
-	got=$(awk -v c="$case" '$1 == c { print $2 }' "$tmp/lava")
-	{
-		echo "make vm: $verdict, LAVA: ${got:-nothing}; the console's lines naming it:"
-		grep -F '"lvl": "target"' "$out/lava/lava.log" | grep -F -- "$case" |
-			sed 's/.*"msg": "//; s/"}$//' | tail -n 3
-	} >"$tmp/err" 2>&1
-	check "$case: $verdict in LAVA too" test "$got" = "$verdict"
-done <"$tmp/vm"
+"$KTAP" verdicts "$out/vm/results.ktap" 2>/dev/null | lab_results >"$tmp/vm" || true
+diff "$tmp/vm" "$tmp/lava" >"$tmp/err" || true
+check "LAVA recorded $(wc -l <"$tmp/vm") cases, each with make vm's verdict" \
+	test -s "$tmp/vm" -a ! -s "$tmp/err"
 
 # ---- a deadlock in a LAVA job ---------------------------------------------
 
@@ -136,8 +87,8 @@ wedger=$("$TOOLS/expected/expected.sh" --allow-deadlock column stock |
 rc=0
 "$LAVA" --image "$image" --allow-deadlock --out "$out/lava-deadlock" >"$tmp/wedged" \
 	2>"$out/lava-deadlock.log" || rc=$?
-echo "lava.sh exit $rc: $out/lava-deadlock.log" >"$tmp/err"
-check "deadlocks allowed: LAVA completed the job" test "$rc" -le 1
+details=$out/lava-deadlock.log check "deadlocks allowed: LAVA completed the job" \
+	test "$rc" -le 1
 job_timeout=$("$LAVA_PY" timeout "$out/lava-deadlock/job.yaml" 2>/dev/null) || job_timeout=0
 took=$(sed -n 's/^lava.sh: lava-run ended after \([0-9]*\) s.*/\1/p' "$out/lava-deadlock.log")
 echo "lava-run took ${took:-?} s, the job's timeout is $job_timeout s" >"$tmp/err"
@@ -149,14 +100,12 @@ wedged_as_expected()
 	awk -v w="$wedger" '
 		$1 == w { seen = 1; bad += $2 != "fail"; next }
 		seen { bad++ }
-		END { exit !(seen && !bad) }' "$tmp/wedged" && return 0
-	{
-		echo "expected ${wedger:-(none in the table)} fail, no case after it recorded;" \
-			"LAVA recorded:"
-		cat "$tmp/wedged"
-	} >"$tmp/err"
-	return 1
+		END { exit !(seen && !bad) }' "$tmp/wedged"
 }
+{
+	echo "expected ${wedger:-(none in the table)} fail, no case after it; LAVA recorded:"
+	cat "$tmp/wedged"
+} >"$tmp/err"
 check "deadlocks allowed: $wedger wedges the kernel, a fail; no case after it recorded" \
 	wedged_as_expected
 
