@@ -22,9 +22,6 @@ usage()
 	cat <<EOF
 Usage: $PROG [--source DIR] [--tree DIR] [--install DIR --kdir KDIR]
 
-Puts the suite into a copy of a kernel tree and, with --install, installs
-it the kselftest way. Prints the tree (or the install) as its last line.
-
   --source DIR    unpacked kernel source (default: tools/kernel/fetch-source.sh)
   --tree DIR      where the copy goes (default: build/intree/linux)
   --install DIR   install to DIR (emptied first)

@@ -266,20 +266,6 @@ entry_loads_ok()
 	entry_verify "$1" "${files[@]}"
 }
 
-# kselftest_suite ENTRY: the kselftest install of a kernel tree holding the
-# suite (make series applied to --src's source, or fetch-source.sh's),
-# printed.
-kselftest_suite()
-{
-	local source
-
-	source=$("$TOOLS/kernel/fetch-source.sh" ${src:+--series "$src"} | tail -n 1) ||
-		die "could not fetch the source for the kselftest tree"
-	"$TOOLS/vm/ksft-install.sh" --source "$source" --tree "$out/ksft-tree" \
-		--install "$out/kselftest" --kdir "$1/kdir" | tail -n 1 ||
-		die "could not make the kselftest install"
-}
-
 # direct_suite ENTRY: the suite installed in OUT/suite, its test modules
 # built against ENTRY, printed.  Kbuild writes beside an external module's
 # sources: each kernel has its copy of modules/, kbuild's files kept, and
@@ -367,8 +353,14 @@ log "kernel $name: $(cat "$entry/krel") ($entry)"
 # The suite with its test modules, the initramfs, the cases (to name the
 # one a dead guest was running).
 if [ "$via" = run_kselftest ]; then
-	suite=$(kselftest_suite "$entry") || exit
-	# The runner's bound is settings' timeout (runner.sh's default 45): a
+	# The kselftest install of a kernel tree holding the suite: make series
+	# applied to the source (--src's, or fetch-source.sh's).
+	source=$("$TOOLS/kernel/fetch-source.sh" ${src:+--series "$src"} | tail -n 1) ||
+		die "could not fetch the source for the kselftest tree"
+	suite=$("$TOOLS/vm/ksft-install.sh" --source "$source" --tree "$out/ksft-tree" \
+		--install "$out/kselftest" --kdir "$entry/kdir" | tail -n 1) ||
+		die "could not make the kselftest install"
+	# Its runner's bound is settings' timeout (runner.sh's default 45): a
 	# boot outlasts it.
 	bound=$(sed -n 's/^timeout=\([0-9][0-9]*\)$/\1/p' "$suite/module_async/settings")
 	bound=$((${bound:-45} + 120))
