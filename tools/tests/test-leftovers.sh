@@ -2,12 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # test-leftovers.sh - what a killed run leaves behind, the next run removes:
-# a download in the cache's debs/ (.download.<pid>.*), an initramfs
-# being packed ($TMPDIR/mkinitramfs.<pid>.*), each named by the process
-# that made it; those of a process still running, begun before they last changed,
-# are left alone.  One `make vm` on the stock kernel (warm: 20 s), with
-# TMPDIR pointed here.
-# Ends with "N passed, N failed".
+# a download in the cache's debs/ (.download.<pid>.*) and an initramfs
+# being packed ($TMPDIR/mkinitramfs.<pid>.*), named by a process that is
+# gone, a zombie, or a pid reused since; those of a live process that began
+# before they last changed are kept.  One warm `make vm` (20 s).
 
 set -euo pipefail
 
@@ -51,30 +49,15 @@ touch -d '1 hour ago' "${left[2]}"
 
 status=0
 TMPDIR=$tmp make -s -C "$TOP" vm >"$tmp/out" 2>&1 || status=$?
-if [ "$status" -eq 0 ]; then
-	pass "make vm ran"
-else
-	fail "make vm ran (exit $status)"
-	tail -n 20 "$tmp/out" | sed 's/^/    /'
-fi
+verify "make vm ran (exit $status)" [ "$status" -eq 0 ]
+[ "$status" -eq 0 ] || tail -n 20 "$tmp/out" | sed 's/^/    /'
 for f in "${left[@]}"; do
-	if [ -e "$f" ]; then
-		fail "${f##*/} of a killed process (or a reused pid): removed"
-	else
-		pass "${f##*/} of a killed process (or a reused pid): removed"
-	fi
+	verify "${f##*/} of a killed process (or a reused pid): removed" [ ! -e "$f" ]
 done
 for f in "${live[@]}"; do
-	if [ -e "$f" ]; then
-		pass "${f##*/} of a live process: kept"
-	else
-		fail "${f##*/} of a live process: kept"
-	fi
+	verify "${f##*/} of a live process: kept" [ -e "$f" ]
 done
-if grep -q "removing .download.$dead.test, left behind by process $dead" "$tmp/out"; then
-	pass "the removal is said"
-else
-	fail "the removal is said"
-fi
+verify "the removal is said" \
+	grep -q "removing .download.$dead.test, left behind by process $dead" "$tmp/out"
 
 checks_summary

@@ -1,19 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# build-kmod.sh - build the kmod the guest runs as modprobe, and print its
-# path: $CACHE/kmod/<version>-<key>/kmod.
-#
-# The kernel runs /sbin/modprobe for each request_module(), and the cases
-# time what it waits for.  Under TCG the dynamic loader alone costs an exec
-# of Debian's kmod 30 to 40 ms (kmod 30 links libcrypto, liblzma and
-# libzstd: 21,000 relocations), against 4 ms for a static binary.  So the
-# guest's kmod is built here, static, from Debian's kmod source package of
-# the version the host has installed (apt-get source from the host's
-# release, through a private apt configuration: tools/lib.sh deb_release),
-# with Debian's patches, configured without OpenSSL (modinfo's signature
-# fields, which the suite does not read; Debian's installer kmod leaves it
-# out too) and with xz and zstd (the compressed modules of trixie and later).
+# build-kmod.sh - build the kmod the guest runs as modprobe and print its
+# path, $CACHE/kmod/<version>-<key>/kmod.  The kernel runs modprobe for
+# each request_module(), and the cases time what it waits for: under TCG
+# an exec of Debian's kmod costs 30 to 40 ms in the dynamic loader (kmod 30
+# links libcrypto, liblzma, libzstd: 21,000 relocations), a static one
+# 4 ms.  So: static, from Debian's source package of the host's kmod
+# version (apt-get source through tools/lib.sh's deb_release) with its
+# patches, with xz and zstd (trixie's compressed modules) and without
+# OpenSSL (modinfo's signature fields, which the suite does not read).
 
 set -euo pipefail
 
@@ -26,21 +22,14 @@ readonly CONFIGURE_ARGS=(--sysconfdir=/etc --disable-manpages --disable-gtk-doc
 
 usage()
 {
-	cat <<EOF
-Usage: $PROG [--help]
-
-Build kmod, static, from Debian's source package of the host's kmod
-version and print the binary's path (in the cache, reused while it matches
-its checksum). Needs deb-src access to the host's Debian release.
-EOF
+	echo "Usage: $PROG [--help]: build a static kmod (cached) and print its path"
 }
 
-while [ $# -gt 0 ]; do
-	case $1 in
-	-h | --help) usage; exit 0 ;;
-	*) usage_error "unknown option '$1'" ;;
-	esac
-done
+case ${1:-} in
+'') ;;
+-h | --help) usage; exit 0 ;;
+*) usage_error "unknown option '$1'" ;;
+esac
 need_cmd dpkg-query dpkg-source apt-get autoreconf libtoolize pkg-config make gcc strip
 
 version=$(dpkg-query -W -f '${Version}' kmod 2>/dev/null) ||
@@ -49,21 +38,11 @@ check_debversion "$version"
 # Made from: that version, how it is built, the compiler and this script.
 key=$({ printf '%s\n' "$version" "${CONFIGURE_ARGS[@]}" "$(gcc --version | head -n 1)"
 	sha256sum <"$0"; } | sha256sum)
-key=${key:0:12}
-entry=$(cache_dir)/kmod/$version-$key
+entry=$(cache_dir)/kmod/$version-${key:0:12}
 stamp="kmod $version ${CONFIGURE_ARGS[*]} static"
 
-usable()
-{
-	entry_valid "$entry" "$stamp" && entry_verify "$entry" kmod
-}
-
-if usable; then
-	echo "$entry/kmod"
-	exit 0
-fi
 entry_lock "$entry"
-if usable; then
+if entry_valid "$entry" "$stamp" && entry_verify "$entry" kmod; then
 	echo "$entry/kmod"
 	exit 0
 fi
@@ -74,32 +53,28 @@ release=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
 [ -n "$release" ] || die "/etc/os-release names no VERSION_CODENAME: not Debian?"
 deb_release "$release" deb-src
 log "building kmod $version from Debian $release's source (static; $entry)"
-mkdir "$ENTRY_TMP/src"
+src=$ENTRY_TMP/src
+mkdir "$src"
 # apt checks the files against the release's signed Sources index.
-(cd "$ENTRY_TMP/src" &&
-	apt-get source -q --download-only -o APT::Sandbox::User="$(id -un)" \
-		"kmod=$version" >&2) ||
+(cd "$src" && apt-get source -q --download-only -o APT::Sandbox::User="$(id -un)" \
+	"kmod=$version" >&2) ||
 	die "apt-get source kmod=$version failed (Debian $release's sources: $APT_CONFIG)"
-dsc=("$ENTRY_TMP"/src/kmod_*.dsc)
+dsc=("$src"/kmod_*.dsc)
 [ -f "${dsc[0]}" ] || die "apt-get source kmod=$version fetched no .dsc"
-dpkg-source -q -x "${dsc[0]}" "$ENTRY_TMP/src/kmod" >&2 ||
-	die "dpkg-source -x ${dsc[0]##*/} failed"
-src=$ENTRY_TMP/src/kmod
+dpkg-source -q -x "${dsc[0]}" "$src/kmod" >&2 || die "dpkg-source -x ${dsc[0]##*/} failed"
 # What autogen.sh does when gtk-doc is not there (its docs are not built).
-touch "$src/libkmod/docs/gtk-doc.make"
-(cd "$src" && autoreconf -fi && ./configure -q "${CONFIGURE_ARGS[@]}" &&
+touch "$src/kmod/libkmod/docs/gtk-doc.make"
+(cd "$src/kmod" && autoreconf -fi && ./configure -q "${CONFIGURE_ARGS[@]}" &&
 	make -s -j"$(nproc)" tools/kmod LDFLAGS=-all-static) >"$ENTRY_TMP/build.log" 2>&1 ||
 	die "building kmod failed: $(tail -n 5 "$ENTRY_TMP/build.log")"
-strip -o "$ENTRY_TMP/kmod" "$src/tools/kmod"
-if ldd "$ENTRY_TMP/kmod" >/dev/null 2>&1; then
-	die "the kmod built is not static"
-fi
+strip -o "$ENTRY_TMP/kmod" "$src/kmod/tools/kmod"
+! ldd "$ENTRY_TMP/kmod" >/dev/null 2>&1 || die "the kmod built is not static"
 features=$("$ENTRY_TMP/kmod" --version | tr '\n' ' ')
 case $features in
 *+XZ*+ZSTD* | *+ZSTD*+XZ*) ;;
 *) die "the kmod built lacks xz or zstd: $features" ;;
 esac
-rm -rf "$src" "$ENTRY_TMP/src"
+rm -rf "$src"
 entry_sum kmod
 entry_commit "$entry" "$stamp"
 log "built $features($entry/kmod)"

@@ -1,92 +1,52 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# /init of the module_async test VM (tools/vm/mkinitramfs.sh puts it in the
-# initramfs, tools/vm/vm-run.sh boots it).  /bin/sh there is dash, the other
-# tools are busybox's, but for the real kmod tools and util-linux dmesg.
+# /init of the module_async test VM (packed by tools/vm/mkinitramfs.sh).
+# /bin/sh is dash; the tools are busybox's but for kmod's and util-linux's
+# dmesg.  It runs the suite as /etc/module_async.via says: "direct"
+# (module_async.sh ARGS) or "run_kselftest" (run_kselftest.sh -c
+# module_async, ARGS in KSELFTEST_MODULE_ASYNC_SH_ARGS; it exits 0 whatever
+# happened: the host reads the suite's status from its KTAP).
 #
-# It runs the suite with the arguments the host sends on the results
-# channel once the guest is ready (see below), in one of two ways, as
-# /etc/module_async.via says (written by mkinitramfs.sh; "direct" if it is
-# missing):
-#   direct         /opt/module_async/module_async.sh ARGS
-#   run_kselftest  KSELFTEST_MODULE_ASYNC_SH_ARGS="ARGS" \
-#                  /opt/kselftest/run_kselftest.sh -c module_async
-# The kselftest runner exits 0 whatever happened: the host reads the suite's
-# exit status from the runner's result line for module_async.sh
-# (tools/vm/vm-run.sh).  Its output is the kselftest runner's KTAP, the
-# suite's nested in it with each line prefixed with "# ".  The output is
-# kept in $DOC.  The guest reads no result line (no KTAP reader here, the
-# host's is Python): it looks in $DOC for one fixed line only, the suite's
-# "# kernel wedged by CASE" (see suite_wedged).
+# ttyS0, the console: the kernel's log and the suite's output, in whole
+# lines (LAVA reads results off it).  ttyS1, the results channel:
+# MODULE_ASYNC_READY; the host's answer "MODULE_ASYNC_ARGS <epoch seconds>
+# <N>" and N lines, one argument each (the clock is set from it: a guest
+# restored from a state saved at READY has the clock of the save);
+# MODULE_ASYNC_BEGIN, the suite's stdout, "MODULE_ASYNC_END rc=<status>".
+# A guest no host answers (vm-boot.sh without a saved state, LAVA) has its
+# arguments in the image, PRESET_ARGS (qemu.sh's initrd_with_args).
 #
-# It reports on two serial ports:
-#   ttyS0  the console: kernel log, the suite's stdout and stderr
-#   ttyS1  the results channel: MODULE_ASYNC_READY, MODULE_ASYNC_BEGIN, the
-#          suite's stdout (its KTAP), then "MODULE_ASYNC_END rc=<exit status>"
-# The host takes the results only from ttyS1 and waits for the end marker,
-# so nothing is lost if the console drops its last lines when the guest
-# goes down.
-#
-# MODULE_ASYNC_READY says the guest is set up and waits for its arguments:
-# the host may save the guest's state there (tools/vm/vm-boot.sh), and a
-# guest restored from that state starts here, the kernel as no case has
-# touched it.  The host then writes on ttyS1 one line
-# "MODULE_ASYNC_ARGS <seconds since the epoch> <N>" and N lines, one
-# argument each; the clock is set from it (a restored guest's clock is that
-# of the save).  No arguments within ARGS_BOUND_DS: the suite does not run.
-# A guest whose state is not saved (vm-boot.sh) or that no host answers
-# (make lava: LAVA's QEMU) has its arguments in the initramfs instead,
-# PRESET_ARGS (tools/vm/qemu.sh's initrd_with_args), and asks for none: its
-# clock is the one the kernel read from the RTC at boot.
-#
-# The console carries whole lines: LAVA reads the suite's results off it,
-# and a kernel message printed in the middle of a result line would break
-# it in two (on a busy host it does).  While the suite runs, the kernel
-# prints only its alerts and emergencies itself (console_loglevel 2: a
-# crash's first lines, where no process may run any more) and the header of
-# a sysrq (whatever the level); a relay (relay_start) writes the other
-# messages the kernel would have printed, a line a write, as the copy of
-# the suite's output does.  A message at the relay's start or end may show
-# twice; the kernel's log (dmesg) has them all.
-#
-# Nothing here may wait for ever on a wedged kernel.  After a genuine
-# deadlock a task stuck in the kernel for good may still hold the suite's
-# stdout (so the copy of its output would never see the end of it): the
-# end marker follows the suite's exit within COPY_BOUND_S.  A clean
-# power off then hangs too (kernel_power_off() waits for the stuck usermode
-# helper, and so does sysrq "o"): when the suite reported a wedged kernel
-# ("# kernel wedged by CASE"), the guest goes down by sysrq "b" (an immediate
-# reset, which QEMU's -no-reboot turns into an exit); otherwise by
-# poweroff -f, falling back to sysrq "o", then "b".  The host kills QEMU
-# anyway once the end marker has arrived.
+# Nothing waits for ever on a wedged kernel: a task stuck in it may hold
+# the suite's stdout (the end marker follows the suite's exit within
+# COPY_BOUND_S), and a clean power off waits for it too: after the suite's
+# "# kernel wedged by CASE" the guest resets (sysrq "b"; QEMU's -no-reboot
+# exits).
 
 PATH=/sbin:/bin:/usr/sbin:/usr/bin
 export PATH
 
 VIA_FILE=/etc/module_async.via
-PRESET_ARGS=/etc/module_async.args	# arguments packed into the initramfs
+PRESET_ARGS=/etc/module_async.args
 ARGS_FILE=/run/module_async.args	# the host's arguments, one a line
 RESULTS=/dev/ttyS1
 OUTPUT=/run/module_async.out		# FIFO: the suite's stdout
 COPIED=/run/module_async.copied		# the copy of its output is complete
 DOC=/run/module_async.ktap		# what the suite printed
-COPY_BOUND_S=1				# the copy's end after the suite's
-ARGS_BOUND_DS=250			# for each byte of the arguments (VTIME)
+COPY_BOUND_S=1
+ARGS_BOUND_DS=250			# VTIME: for each byte of the arguments
 FLOOR_ARG=--floor			# PRESET_ARGS' first line: power off at once
 KLOG=/run/module_async.klog		# FIFO: /dev/kmsg's records, to the relay
-# The FIFOs (each "# FIFO:" above) are in the image (tools/vm/mkinitramfs.sh
-# makes them): a mkfifo here is an exec, 13 ms under TCG.  /init makes one
-# the image lacks.
+# mkinitramfs.sh makes each "# FIFO:" in the image: a mkfifo is an exec,
+# 13 ms under TCG.
 
-# The floor of a VM run (tools/bench): the same kernel and initramfs, and
-# an /init that powers off before doing anything.
+# The floor of a VM run (tools/bench): an /init that does nothing.
 floor=
 [ ! -r "$PRESET_ARGS" ] || read -r floor <"$PRESET_ARGS"
 [ "$floor" != "$FLOOR_ARG" ] || poweroff -f
 
-# The image has the rest: /run, /tmp, and /sbin/modprobe (kmod), which the
-# kernel runs for request_module() (CONFIG_MODPROBE_PATH).
+# /sbin/modprobe (kmod) is in the image: the kernel runs it for
+# request_module().
 mount -t proc none /proc
 mount -t sysfs none /sys
 mount -t devtmpfs none /dev
@@ -95,23 +55,22 @@ exec </dev/console >/dev/console 2>&1
 KLOG_FROM='guest-init: the kernel log reaches the console through the relay'
 KLOG_TO='guest-init: the kernel log reaches the console directly'
 
-# relay_start: the kernel's log to the console through the relay (see the
-# top of this file), from the record KLOG_FROM on; relay and klog_reader
-# are its processes.  The kernel prints directly where there is no relay to
-# run (no /dev/kmsg) or nothing to relay (a console_loglevel of 2 or less).
+# relay_start: while the suite runs, the kernel prints only EMERG and ALERT
+# (console_loglevel 2: a crash's first lines) and sysrq headers itself; the
+# relay writes the rest it would print, a whole line a write, so that no
+# message breaks a line of the suite's.  (Lines at its start or end may show
+# twice.)  Without /dev/kmsg, or at a console level of 2 or less, no relay.
 relay_start()
 {
 	[ -r /dev/kmsg ] && [ -w /proc/sys/kernel/printk ] || return 0
 	read -r console_level _ </proc/sys/kernel/printk
 	[ "$console_level" -gt 2 ] || return 0
 	[ -p "$KLOG" ] || mkfifo "$KLOG"
+	# cat reads a record whole (awk's reads may be too short for one).
 	cat /dev/kmsg >"$KLOG" 2>/dev/null &
 	klog_reader=$!
-	# A record: "PRIORITY,SEQUENCE,MICROSECONDS,FLAGS;TEXT", then lines of
-	# its dictionary, each begun with a space.  PRIORITY % 8 is the level:
-	# EMERG (0) and ALERT (1) the kernel still prints itself.  The text as
-	# the kernel prints it, with its time.  (cat reads a record whole:
-	# awk's reads may be too short for one.)
+	# A record: "PRIORITY,SEQUENCE,MICROSECONDS,FLAGS;TEXT", then its
+	# dictionary's lines, each begun with a space; PRIORITY % 8 the level.
 	awk -v from=";$KLOG_FROM" -v to="$KLOG_TO" -v below="$console_level" '
 		!on { on = index($0, from) > 0; next }
 		/^ / { next }
@@ -130,9 +89,8 @@ relay_start()
 	echo 2 >/proc/sys/kernel/printk
 }
 
-# relay_end: the kernel prints to the console itself again; the relay ends
-# once it has written the kernel's messages up to then (waited for by the
-# caller, bounded).
+# relay_end: the kernel prints itself again; the relay, in $ended, ends
+# after the messages up to then.
 relay_end()
 {
 	[ -n "$relay" ] || return 0
@@ -144,27 +102,20 @@ relay_end()
 relay='' ended='' klog_reader=''
 relay_start
 
-# A stuck task should be reported long before the host's watchdog expires.
-if [ -w /proc/sys/kernel/hung_task_timeout_secs ]; then
+# A stuck task reported long before the host's watchdog expires.
+[ ! -w /proc/sys/kernel/hung_task_timeout_secs ] ||
 	echo 10 >/proc/sys/kernel/hung_task_timeout_secs
-fi
-# Loads and unloads wait for RCU grace periods (free_module() calls
-# synchronize_rcu(), kernel/module/main.c:1188 in 6.1): under TCG, stock 6.1
-# loads and unloads ma_plain in about 48 ms with normal ones, 9 ms with
-# expedited ones.  A throw-away VM's kernel expedites them; no verdict
-# depends on how long a grace period takes.
-if [ -w /sys/kernel/rcu_expedited ]; then
-	echo 1 >/sys/kernel/rcu_expedited
-fi
+# free_module() waits for an RCU grace period (kernel/module/main.c:1188 in
+# 6.1): under TCG a load and unload of ma_plain takes 48 ms with normal
+# ones, 9 ms expedited.  No verdict depends on a grace period's length.
+[ ! -w /sys/kernel/rcu_expedited ] || echo 1 >/sys/kernel/rcu_expedited
 
 via=direct
 [ ! -r "$VIA_FILE" ] || read -r via <"$VIA_FILE"
 case $via in
 run_kselftest)
 	SUITE=/opt/kselftest/run_kselftest.sh
-	# What udev would make: the kselftest runner appends to /dev/stdout
-	# (which would otherwise be a new regular file on devtmpfs).  Each
-	# is an exec: not made for the suite alone, which needs none.
+	# What udev would make: the kselftest runner appends to /dev/stdout.
 	ln -sfn /proc/self/fd /dev/fd
 	ln -sf /proc/self/fd/0 /dev/stdin
 	ln -sf /proc/self/fd/1 /dev/stdout
@@ -173,17 +124,15 @@ run_kselftest)
 *) SUITE=/opt/module_async/module_async.sh ;;
 esac
 
-# Without a second serial port the results go to the console only.
 if ! (exec 3>"$RESULTS") 2>/dev/null; then
 	echo "guest-init: cannot open $RESULTS: results on the console only"
 	RESULTS=/dev/null
 fi
-# Raw: no CR added to the results, no echo of the host's arguments; a read
-# waits at most ARGS_BOUND_DS for a byte.
+# Raw: no CR added, no echo of the arguments; a read waits ARGS_BOUND_DS.
 stty -F "$RESULTS" raw -echo min 0 time "$ARGS_BOUND_DS" 2>/dev/null || true
 
-# receive_args: the host's message on fd 4 (see the top of this file): the
-# arguments one a line on stdout, the clock set; fails without a message.
+# receive_args: the host's arguments from fd 4, one a line on stdout, the
+# clock set; fails without them.
 receive_args()
 {
 	read -r tag now count <&4 || return 1
@@ -198,12 +147,11 @@ receive_args()
 	done
 }
 
-# Keep the results channel open for the whole run; closing it at the end
-# waits until everything written has been sent.
+# Open for the whole run: closing it waits until all is sent.
 exec 3>"$RESULTS"
 args_ok=1 args=$PRESET_ARGS
 read -r uptime _ </proc/uptime
-echo "guest-init: ready at uptime $uptime s"	# for tools/bench
+echo "guest-init: ready at uptime $uptime s"
 if [ ! -r "$PRESET_ARGS" ]; then
 	args=$ARGS_FILE
 	: >"$ARGS_FILE"
@@ -222,8 +170,7 @@ done <"$args"
 echo "MODULE_ASYNC_BEGIN"
 echo "MODULE_ASYNC_BEGIN" >&3
 
-# copy_output: every line the suite prints to the console, the results
-# channel and $DOC.
+# copy_output: each line of the suite's to the console, ttyS1 and $DOC.
 copy_output()
 {
 	while IFS= read -r line || [ -n "$line" ]; do
@@ -234,17 +181,8 @@ copy_output()
 	: >"$COPIED"
 }
 
-# suite_wedged: the suite reported a wedged kernel, by its fixed line
-# "# kernel wedged by CASE" (nested in run_kselftest's output: "# # ...").
-suite_wedged()
-{
-	grep -Eq '^(# )?# kernel wedged by ' "$DOC"
-}
-
-# copy_done: the copier has copied everything, waited for until it ends
-# (the moment it does, where a poll would sleep a step), then the kernel
-# prints directly again and the relay has written what came before: both
-# within COPY_BOUND_S, when a watchdog kills what is left.
+# copy_done: the copy and the relay have ended, waited for (no poll), or a
+# watchdog kills them after COPY_BOUND_S; fails if the copy did not end.
 copy_done()
 {
 	(sleep "$COPY_BOUND_S" && kill "$copier" $relay 2>/dev/null) &
@@ -265,17 +203,14 @@ elif [ -x "$SUITE" ]; then
 	copy_output <"$OUTPUT" &
 	copier=$!
 	if [ "$via" = run_kselftest ]; then
-		# The runner appends to /dev/stdout: a pipe, not a file.
 		KSELFTEST_MODULE_ASYNC_SH_ARGS="$*" "$SUITE" -c module_async >"$OUTPUT"
 		rc=$?
 	else
 		"$SUITE" "$@" >"$OUTPUT"
 		rc=$?
 	fi
-	if ! copy_done; then
-		echo "guest-init: something the suite left behind holds its output open:" \
-			"not waiting for it"
-	fi
+	copy_done || echo "guest-init: something the suite left behind holds its output open:" \
+		"not waiting for it"
 else
 	echo "# guest-init: $SUITE is missing or not executable"
 	echo "# guest-init: $SUITE is missing or not executable" >&3
@@ -287,11 +222,12 @@ echo "MODULE_ASYNC_END rc=$rc"
 echo "MODULE_ASYNC_END rc=$rc" >&3
 exec 3>&-
 
-if [ -e "$DOC" ] && suite_wedged; then
+# The suite's fixed line, nested by run_kselftest in "# ".
+if [ -e "$DOC" ] && grep -Eq '^(# )?# kernel wedged by ' "$DOC"; then
 	echo "guest-init: the kernel is wedged, a clean power off would hang: sysrq reboot"
 	echo b >/proc/sysrq-trigger
 fi
-# The sleeps bound the fallbacks only: a power off that works ends them.
+# The sleeps bound the fallbacks: a power off that works ends them.
 poweroff -f &
 sleep 3
 echo "guest-init: poweroff hangs, trying sysrq power off"

@@ -1,23 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# ksft-install.sh - the suite as a maintainer would have it in a kernel
-# tree, and its kselftest install.
-#
-# The tree is a copy of Debian's linux-source tree (tools/kernel/fetch-source.sh)
-# made of hard links, so the shared cache is never written (builds write
-# new files only), kept as an entry with a stamp like those of the cache
-# (tools/lib.sh); each run applies `make series` against that source to it
-# afresh (tools/testing/selftests/module_async/, lib.sh's PAYLOAD, with
-# its MAINTAINERS and TARGETS lines), and gives a
-# lib.mk that predates TEST_GEN_MODS_DIR (6.1's) the rules of newer ones
-# (tools/kernel/lib.mk-mods). With --install, it then runs
-#   make -C tools/testing/selftests TARGETS=module_async KDIR=... \
-#        install INSTALL_PATH=DIR
-# whose DIR holds run_kselftest.sh, kselftest/, kselftest-list.txt and
-# module_async/ (module_async.sh, the runner, config, settings,
-# modules/*.ko): what a VM runs with "run_kselftest.sh -c module_async".
-# Prints the tree's path (or DIR, with --install) as its last line.
+# ksft-install.sh - the suite in a copy of a kernel tree, as a maintainer
+# has it, and with --install its kselftest install: `make -C
+# tools/testing/selftests TARGETS=module_async install INSTALL_PATH=DIR`
+# (run_kselftest.sh, kselftest/, kselftest-list.txt, module_async/).  The
+# copy, of Debian's linux-source (tools/kernel/fetch-source.sh), is of hard
+# links, kept as an entry of the cache's kind (tools/lib.sh): the cache is
+# never written.  Each run applies `make series` to it afresh, and gives a
+# lib.mk older than TEST_GEN_MODS_DIR (6.1's) tools/kernel/lib.mk-mods.
+# Prints the tree (or DIR) as its last line.
 
 set -euo pipefail
 
@@ -29,9 +21,6 @@ usage()
 {
 	cat <<EOF
 Usage: $PROG [--source DIR] [--tree DIR] [--install DIR --kdir KDIR]
-
-Puts the suite into a copy of a kernel tree and, with --install, installs
-it the kselftest way. Prints the tree (or the install) as its last line.
 
   --source DIR    unpacked kernel source (default: tools/kernel/fetch-source.sh)
   --tree DIR      where the copy goes (default: build/intree/linux)
@@ -52,9 +41,7 @@ while [ $# -gt 0 ]; do
 	*) usage_error "unknown option '$1'" ;;
 	esac
 done
-if [ -n "$install" ] && [ -z "$kdir" ]; then
-	usage_error "--install needs --kdir"
-fi
+[ -z "$install" ] || [ -n "$kdir" ] || usage_error "--install needs --kdir"
 need_cmd cp rsync git make
 
 if [ -z "$src" ]; then
@@ -75,11 +62,10 @@ if ! entry_valid "$tree" "$stamp"; then
 	entry_commit "$tree" "$stamp"
 fi
 
-# The suite goes in as a maintainer takes it: `make series` against this
-# source (tools/kernel/series.sh), every patch applied by git apply, which
-# writes each file it changes anew (a hard link to the cache is replaced,
-# never written through), outside any git repository above the tree; the
-# files the series changes outside the suite are the source's again first.
+# The series against this source (tools/kernel/series.sh), by git apply,
+# which writes each file it changes anew (never through a hard link to the
+# cache), outside any repository above the tree; the files it changes
+# outside the suite the source's again first.
 series=$(mktemp -d "${TMPDIR:-/tmp}/ksft-series.XXXXXX")
 trap 'rm -rf "$series"' EXIT
 git -C "$TOP" config user.name >/dev/null ||

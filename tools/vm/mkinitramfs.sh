@@ -1,32 +1,20 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build the initramfs of the module_async test VM: busybox, dash as /bin/sh
-# and util-linux dmesg with their shared libraries, the kmod tools (Debian's
-# kmod of the host's version built static, tools/vm/build-kmod.sh), the
-# kernel's own modules the cases load (the runner's --list-modules) with
-# their dependencies, the suite in /opt/module_async/ (--suite) or a kselftest
-# install in /opt/kselftest/ (--kselftest), its test modules in
-# /lib/modules/<krel>/extra/ (the suite's modules/ a link there), and
-# tools/vm/guest-init.sh as /init.  An
-# image made from the same inputs as the one at --out (FILE.inputs beside
-# it says which) is left as it is.
+# mkinitramfs.sh - the initramfs of the module_async test VM: busybox, dash
+# as /bin/sh (busybox-static's sh and its applets that run commands prefer
+# its own applets to PATH's: its modprobe, not kmod's), util-linux dmesg,
+# the static kmod of tools/vm/build-kmod.sh as the kmod tools, the kernel's
+# modules the cases load (the runner's --list-modules) with those they
+# need, tools/vm/guest-init.sh as /init, and the suite: an installed suite
+# in /opt/module_async/, or a kselftest install (it has run_kselftest.sh)
+# in /opt/kselftest/ with coreutils' timeout (its runner's "timeout
+# --foreground" is not busybox's).  The test modules go, stripped, to
+# /lib/modules/<krel>/extra/, the suite's modules/ a link there.  An image
+# made from the same inputs (FILE.inputs beside it) is left as it is.
 #
-# /etc/module_async.via tells /init which way to run the suite: "direct"
-# (/opt/module_async/module_async.sh) or "run_kselftest"
-# (/opt/kselftest/run_kselftest.sh -c module_async).  For the latter the
-# initramfs also has coreutils' timeout as /usr/bin/timeout: the kselftest
-# runner bounds the suite with "/usr/bin/timeout --foreground", which
-# busybox's timeout lacks.
-#
-# The kernel ENTRY is a directory laid out like a tools/kernel/fetch-kernel.sh entry
-# (any kernel build can provide one):
-#   vmlinuz                 the kernel image (not used here)
-#   krel                    the kernel release
-#   lib/modules/<krel>/     its modules with modules.dep, as installed by
-#                           depmod or make modules_install; modules built in
-#                           are listed in modules.builtin
-#   kdir                    the build or headers tree (not used here)
+# ENTRY is laid out like a tools/kernel/fetch-kernel.sh entry: krel (the
+# release) and lib/modules/<krel>/ (depmod's files, modules.builtin).
 
 set -euo pipefail
 
@@ -39,43 +27,31 @@ KMOD_TOOLS=(modprobe insmod rmmod lsmod depmod modinfo)
 usage()
 {
 	cat <<EOF
-Usage: $PROG --kernel ENTRY (--suite DIR | --kselftest DIR) --out FILE
+Usage: $PROG --kernel ENTRY --suite DIR --out FILE
 
-Build a gzip'd newc cpio initramfs for the module_async test VM.
+Builds a gzip'd newc cpio initramfs for the module_async test VM.
 
-  --kernel ENTRY  kernel entry directory (vmlinuz, krel, lib/modules/<krel>/),
-                  e.g. the path tools/kernel/fetch-kernel.sh prints
-  --suite DIR     installed suite: module_async.sh, module_async, config,
-                  settings, modules/*.ko (everything in DIR is copied to
-                  /opt/module_async/)
-  --kselftest DIR a kselftest install (make install INSTALL_PATH=DIR):
-                  run_kselftest.sh, kselftest/, kselftest-list.txt,
-                  module_async/ (everything in DIR is copied to
-                  /opt/kselftest/); the guest runs
-                  run_kselftest.sh -c module_async
+  --kernel ENTRY  a kernel entry (krel, lib/modules/<krel>/)
+  --suite DIR     the installed suite (module_async.sh, module_async,
+                  config, settings, modules/*.ko) or a kselftest install
+                  of it (make install INSTALL_PATH=DIR), copied whole
   --out FILE      the initramfs to write
-  --help          show this help
+  -h, --help      this text
 EOF
 }
 
-entry='' suite='' ksft='' out=''
+entry='' suite='' out=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) need_arg "$1" $#; entry=$2; shift 2 ;;
 	--suite) need_arg "$1" $#; suite=$2; shift 2 ;;
-	--kselftest) need_arg "$1" $#; ksft=$2; shift 2 ;;
 	--out) need_arg "$1" $#; out=$2; shift 2 ;;
-	--kernel=*) entry=${1#*=}; shift ;;
-	--suite=*) suite=${1#*=}; shift ;;
-	--kselftest=*) ksft=${1#*=}; shift ;;
-	--out=*) out=${1#*=}; shift ;;
-	-h|--help) usage; exit 0 ;;
+	-h | --help) usage; exit 0 ;;
 	*) usage_error "unknown option '$1'" ;;
 	esac
 done
 [ -n "$entry" ] || usage_error "--kernel is required"
-[ -n "$suite" ] || [ -n "$ksft" ] || usage_error "--suite or --kselftest is required"
-[ -z "$suite" ] || [ -z "$ksft" ] || usage_error "--suite and --kselftest exclude each other"
+[ -n "$suite" ] || usage_error "--suite is required"
 [ -n "$out" ] || usage_error "--out is required"
 
 need_cmd busybox dash kmod dmesg ldd depmod cpio gzip find sort strip realpath
@@ -84,37 +60,24 @@ need_cmd busybox dash kmod dmesg ldd depmod cpio gzip find sort strip realpath
 krel=$(cat "$entry/krel")
 moddir=$entry/lib/modules/$krel
 [ -d "$moddir" ] || die "$entry has no lib/modules/$krel/"
-if [ -n "$suite" ]; then
-	via=direct
-	optdir=/opt/module_async
-	[ -f "$suite/module_async.sh" ] || die "$suite has no module_async.sh"
-else
-	via=run_kselftest
-	optdir=/opt/kselftest
-	suite=$ksft
-	for f in run_kselftest.sh kselftest/runner.sh kselftest-list.txt \
-		 module_async/module_async.sh; do
-		[ -f "$suite/$f" ] || die "$suite is not a kselftest install of module_async: no $f"
-	done
+if [ -f "$suite/run_kselftest.sh" ]; then
+	via=run_kselftest optdir=/opt/kselftest sub=module_async/
 	need_cmd timeout
+else
+	via=direct optdir=/opt/module_async sub=
+	[ -f "$suite/module_async.sh" ] || die "$suite has no module_async.sh"
 fi
-# The kernel's own modules the cases load (as modprobe names them), from
-# the runner's case table; each comes with what modules.dep says it needs.
-runner=$suite/module_async
-[ "$via" = direct ] || runner=$suite/module_async/module_async
+runner=$suite/${sub}module_async
 list=$("$runner" --list-modules) || die "$runner --list-modules failed"
 [ -n "$list" ] || die "$runner --list-modules names no module"
 mapfile -t kernel_modules <<<"$list"
 busybox=$(command -v busybox)
-if ldd "$busybox" >/dev/null 2>&1; then
-	die "$busybox is dynamically linked: install busybox-static"
-fi
+! ldd "$busybox" >/dev/null 2>&1 || die "$busybox is dynamically linked: install busybox-static"
 
 stale_remove "${TMPDIR:-/tmp}/mkinitramfs."
 
-# Made from: the kernel entry (a cache entry's stamp names what it holds;
-# an entry without one is never taken as unchanged), the suite, what packs
-# it and the host's tools.  The same as last time: the image stays.
+# The key: the kernel entry (only a cache entry, by its stamp), the suite,
+# what packs it and the host's tools.
 stamp=$out.inputs
 key=''
 if [ -f "$entry/.complete" ]; then
@@ -135,14 +98,15 @@ rm -f "$stamp"
 root=$(mktemp -d "${TMPDIR:-/tmp}/mkinitramfs.$$.XXXXXX")
 trap 'rm -rf "$root"' EXIT
 mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,lib,lib64,dev,proc,sys,run,tmp,etc}
-mkdir -p "$root$optdir" "$root/lib/modules/$krel"
+mkdir -p "$root$optdir" "$root/lib/modules/$krel/extra"
 
-# copy_with_libs FILE DEST: an executable and every shared library it needs,
-# at their own paths, the dynamic loader included.
+# copy_with_libs FILE DEST: an executable in place of what DEST was, and
+# the shared libraries it needs (the loader too) at their own paths.
 copy_with_libs()
 {
 	local file=$1 dest=$2 lib
 
+	rm -f "$root$dest"
 	cp -L "$file" "$root$dest"
 	ldd "$file" >/dev/null 2>&1 || return 0
 	for lib in $(ldd "$file" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }
@@ -151,49 +115,35 @@ copy_with_libs()
 		mkdir -p "$root$(dirname "$lib")"
 		cp -L "$lib" "$root$lib"
 	done
-	if ldd "$file" | grep -q 'not found'; then
+	! ldd "$file" | grep -q 'not found' ||
 		die "$file needs libraries that are not installed:" \
 			"$(ldd "$file" | grep 'not found' | tr -s ' \t\n' ' ')"
-	fi
 }
 
-# busybox and its applets; the real kmod tools and dmesg replace its own.
 cp "$busybox" "$root/bin/busybox"
 while read -r applet; do
-	case ${applet##*/} in
-	busybox|kmod|dmesg|sh) continue ;;
-	esac
-	for tool in "${KMOD_TOOLS[@]}"; do
-		[ "${applet##*/}" != "$tool" ] || continue 2
-	done
-	mkdir -p "$root/$(dirname "$applet")"
-	ln -sf /bin/busybox "$root/$applet"
+	[ "$applet" = bin/busybox ] || ln -s /bin/busybox "$root/$applet"
 done < <(busybox --list-full)
-# Debian's busybox-static prefers its own applets to the programs on PATH,
-# in its shell and in the applets that run commands (timeout, env, xargs):
-# its sh would run busybox modprobe, not kmod's.  /bin/sh is dash, which
-# runs what PATH finds.
 copy_with_libs "$(command -v dash)" /bin/dash
 ln -sfn dash "$root/bin/sh"
 kmod=$("$TOOLS/vm/build-kmod.sh") || die "no kmod for the guest"
 cp "$kmod" "$root/bin/kmod"
 for tool in "${KMOD_TOOLS[@]}"; do
-	ln -s /bin/kmod "$root/sbin/$tool"
+	ln -sf /bin/kmod "$root/sbin/$tool"
 done
 copy_with_libs "$(command -v dmesg)" /bin/dmesg
+[ "$via" = direct ] || copy_with_libs "$(command -v timeout)" /usr/bin/timeout
 cp "$TOOLS/vm/guest-init.sh" "$root/init"
 chmod 755 "$root/init"
+echo "$via" >"$root/etc/module_async.via"
 
-# The kernel's modules the suite needs, with their dependencies.
 cp "$moddir"/modules.{order,builtin,builtin.modinfo} "$root/lib/modules/$krel/" 2>/dev/null ||
 	true
 for mod in "${kernel_modules[@]}"; do
-	name=${mod//-/_}
 	files=$(module_files "$moddir" "$mod")
 	if [ -z "$files" ]; then
-		if [ -f "$moddir/modules.builtin" ] &&
-		   sed 's,.*/,,; s,\.ko$,,; s,-,_,g' "$moddir/modules.builtin" |
-			grep -qx "$name"; then
+		if sed 's,.*/,,; s,\.ko$,,; s,-,_,g' "$moddir/modules.builtin" 2>/dev/null |
+		   grep -qx "${mod//-/_}"; then
 			log "$mod is built into $krel"
 			continue
 		fi
@@ -206,47 +156,32 @@ for mod in "${kernel_modules[@]}"; do
 	done
 done
 
-# The suite, and its test modules where modprobe and request_module() find them.
 cp -a "$suite/." "$root$optdir/"
 while IFS= read -r -d '' file; do
 	if [ -x "$file" ] && ldd "$file" >/dev/null 2>&1; then
 		copy_with_libs "$file" "$optdir/${file#"$suite"/}"
 	fi
 done < <(find "$suite" -type f -print0)
-echo "$via" >"$root/etc/module_async.via"
-if [ "$via" = run_kselftest ]; then
-	rm -f "$root/usr/bin/timeout"
-	copy_with_libs "$(command -v timeout)" /usr/bin/timeout
-fi
-shopt -s nullglob
-kodir=$suite/modules
-[ "$via" = direct ] || kodir=$suite/module_async/modules
-kos=("$kodir"/*.ko)
-if [ ${#kos[@]} -eq 0 ]; then
-	log "warning: no test modules in $kodir/"
+# Once, without debug information (kallsyms keeps their symbols): 35 kB,
+# not 1.4 MB twice, for the guest to unpack.
+kos=("$suite/${sub}modules"/*.ko)
+if [ ! -f "${kos[0]}" ]; then
+	log "warning: no test modules in $suite/${sub}modules/"
 else
-	# Once, without their debug information (kallsyms keeps their
-	# symbols): 35 kB, not 1.4 MB twice, for the guest to unpack; the
-	# suite's modules/ is a link to them.
 	extra=$root/lib/modules/$krel/extra
-	mkdir -p "$extra"
 	for ko in "${kos[@]}"; do
 		strip --strip-debug -o "$extra/${ko##*/}" "$ko"
 	done
-	mods=$root$optdir/${kodir#"$suite"/}
+	mods=$root$optdir/${sub}modules
 	rm -r "$mods"
 	ln -s "$(realpath -m --relative-to="${mods%/*}" "$extra")" "$mods"
 fi
 depmod -b "$root" "$krel"
 
-# The FIFOs /init uses, its lines marked "# FIFO:".
 sed -n 's|^[A-Z_]*=\(/run/[^[:space:]]*\)[[:space:]]*# FIFO:.*|\1|p' "$TOOLS/vm/guest-init.sh" |
 	while IFS= read -r fifo; do mkfifo -m 600 "$root$fifo"; done
-
 # The kernel opens /dev/console before /init mounts devtmpfs.
-if [ "$(id -u)" -eq 0 ]; then
-	mknod -m 600 "$root/dev/console" c 5 1
-fi
+[ "$(id -u)" -ne 0 ] || mknod -m 600 "$root/dev/console" c 5 1
 
 mkdir -p "$(dirname "$out")"
 stale_remove "$out.tmp."
