@@ -42,7 +42,7 @@ done
 left=("$debs/.download.$dead.test" "$tmp/mkinitramfs.$dead.test" "$tmp/mkinitramfs.$$.reused"
       "$tmp/mkinitramfs.$zombie.zombie")
 live=("$debs/.download.$$.test" "$tmp/mkinitramfs.$$.test")
-trap 'kill "$zombie_parent" 2>/dev/null; rm -rf "$tmp" "${left[@]}" "${live[@]}"' EXIT
+trap 'kill "$zombie_parent" 2>/dev/null || true; rm -rf "$tmp" "${left[@]}" "${live[@]}"' EXIT
 mkdir "${left[@]}" "${live[@]}"
 touch "${left[0]}/partial.deb"
 touch -d '1 hour ago' "${left[2]}"
