@@ -476,16 +476,15 @@ entry_lock()
 	flock 9
 }
 
-# may_own PID FILE: process PID runs and began before FILE last changed,
-# so it may have made FILE.  PIDs are reused (pid_max may be 32768): a
-# process that began after FILE's last change is not its maker.  From
+# may_own PID FILE: process PID runs (a zombie does not) and began before
+# FILE was made, so it may have made it: PIDs are reused.  Made is FILE's
+# birth time, else its ctime: never its mtime, which touch sets back
+# (mkinitramfs.sh dates its root 1970 for cpio).  The start from
 # /proc/PID/stat's starttime (field 22, ticks after boot) and /proc/stat's
-# btime, to the second.  A zombie runs no more: a killed run's processes
-# stay zombies until init reaps them, seconds where it reaps lazily (a
-# container's).
+# btime, to the second.
 may_own()
 {
-	local stat fields btime
+	local stat fields btime made
 
 	kill -0 "$1" 2>/dev/null || return 1
 	{ read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 0
@@ -493,7 +492,9 @@ may_own()
 	[ "${fields[0]:-}" != Z ] || return 1
 	btime=$(awk '$1 == "btime" { print $2 }' /proc/stat) || return 0
 	[ -n "$btime" ] && [ -n "${fields[19]:-}" ] || return 0
-	[ $((btime + fields[19] / $(getconf CLK_TCK))) -le $(($(stat -c %Y "$2") + 1)) ]
+	made=$(stat -c %W "$2") || return 0
+	[ "$made" != 0 ] || made=$(stat -c %Z "$2") || return 0
+	[ $((btime + fields[19] / $(getconf CLK_TCK))) -le $((made + 1)) ]
 }
 
 # stale_remove PREFIX: remove PREFIX<pid>.* left behind by a process that

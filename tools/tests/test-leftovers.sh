@@ -4,8 +4,8 @@
 # test-leftovers.sh - what a killed run leaves behind, the next run removes:
 # a download in the cache's debs/ (.download.<pid>.*), an initramfs
 # being packed ($TMPDIR/mkinitramfs.<pid>.*), each named by the process
-# that made it; those of a process still running, begun before they last changed,
-# are left alone.  One `make vm` on the stock kernel (warm: 20 s), with
+# that made it; those of a process still running, begun before they were
+# made, are left alone, whatever their dates say.  One `make vm` on the stock kernel (warm: 20 s), with
 # TMPDIR pointed here.
 # Ends with "N passed, N failed".
 
@@ -39,15 +39,25 @@ for ((i = 0; i < 500; i++)); do
 	sleep 0.01
 done
 [[ $(cat "/proc/$zombie/stat" 2>/dev/null) == *") Z "* ]] || die "no zombie to name a file by"
-# And one named by a pid reused since: ours, which began after the file
-# last changed (an hour ago).
-left=("$debs/.download.$dead.test" "$tmp/mkinitramfs.$dead.test" "$tmp/mkinitramfs.$$.reused"
-      "$tmp/mkinitramfs.$zombie.zombie")
-live=("$debs/.download.$$.test" "$tmp/mkinitramfs.$$.test")
-trap 'kill "$zombie_parent" 2>/dev/null; rm -rf "$tmp" "${left[@]}" "${live[@]}"' EXIT
-mkdir "${left[@]}" "${live[@]}"
+# And one named by a pid reused since: a process begun after the file was
+# made (its birth time, kept by a rename; the clock past may_own's slack).
+mkdir "$tmp/reused"
+born=$(stat -c %W "$tmp/reused")
+[ "$born" -gt 0 ] || die "$tmp has no birth times: cannot fake a reused pid"
+for ((i = 0; i < 200 && EPOCHSECONDS < born + 3; i++)); do
+	sleep 0.05
+done
+sleep 300 &
+reuser=$!
+left=("$debs/.download.$dead.test" "$tmp/mkinitramfs.$dead.test"
+      "$tmp/mkinitramfs.$reuser.reused" "$tmp/mkinitramfs.$zombie.zombie")
+mv "$tmp/reused" "${left[2]}"
+# A live run's, one of them dated 1970 as mkinitramfs dates its root for cpio.
+live=("$debs/.download.$$.test" "$tmp/mkinitramfs.$$.test" "$tmp/mkinitramfs.$$.epoch")
+trap 'kill "$zombie_parent" "$reuser" 2>/dev/null; rm -rf "$tmp" "${left[@]}" "${live[@]}"' EXIT
+mkdir "${left[0]}" "${left[1]}" "${left[3]}" "${live[@]}"
 touch "${left[0]}/partial.deb"
-touch -d '1 hour ago' "${left[2]}"
+touch -d @0 "${live[2]}"
 
 status=0
 TMPDIR=$tmp make -s -C "$TOP" vm >"$tmp/out" 2>&1 || status=$?
