@@ -34,8 +34,8 @@ TOP=$(cd "$TOOLS/.." && pwd)
 # shellcheck disable=SC2034 # TOP is for the scripts that source this
 readonly TOOLS TOP
 readonly EXIT_USAGE=2 EXIT_INFRA=3
-# The test modules' KCFLAGS in a build out of a kernel tree: what older
-# kernels lack (tools/compat/modules.h; make's is compat.mk's COMPAT_KCFLAGS).
+# The test modules' KCFLAGS in a build out of a kernel tree (GNUmakefile's
+# too): what older kernels lack, tools/compat/modules.h.
 readonly COMPAT_KCFLAGS="-include $TOOLS/compat/modules.h"
 
 # compat_make_args SELFTESTS: the make variables, one a line, that a
