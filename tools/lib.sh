@@ -2,15 +2,13 @@
 #
 # The preamble of every script in tools/: strict mode, messages, the exit
 # convention, the test reporter, the cache and its atomic entries and the
-# Debian package look-ups.
-#
-# A script starts:
+# Debian package look-ups.  A script starts:
 #	set -euo pipefail
 #	PROG=${0##*/}
 #	. "$(dirname "$0")/../lib.sh"	(at the top of tools/: /lib.sh)
-# (with a shellcheck source= directive naming this file)
-# and defines usage() before it calls usage_error.  This sets TOOLS (this
-# directory) and TOP (the suite's directory, the one above).
+# (with a shellcheck source= directive naming this file) and defines usage()
+# before it calls usage_error.  This sets TOOLS (this directory) and TOP
+# (the suite's directory, the one above).
 #
 # Exit statuses, the same in every script:
 #	0, 1, 4  the outcome: nothing failed, a check or a case failed, all
@@ -18,20 +16,15 @@
 #	2        bad usage (usage_error)
 #	3        the script could not do its job: a missing tool or package,
 #		 a download, a build or a VM that failed (die)
-#
-# Cache entries are directories built in a temporary directory beside their
-# final place and renamed into place when complete.  The last file written
-# into an entry is its ".complete" stamp, which records what the entry was
-# made from; an entry whose stamp is missing or differs from what it would be
-# made from now is deleted and rebuilt.
 
 # shellcheck shell=bash
 
 set -euo pipefail
+# Command substitutions fail like the commands they run.
+shopt -s inherit_errexit
 : "${PROG:=${0##*/}}"
 TOOLS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$TOOLS/.." && pwd)
-# shellcheck disable=SC2034 # TOP is for the scripts that source this
 readonly TOOLS TOP
 readonly EXIT_USAGE=2 EXIT_INFRA=3
 # The test modules' KCFLAGS in a build out of a kernel tree (GNUmakefile's
@@ -39,27 +32,24 @@ readonly EXIT_USAGE=2 EXIT_INFRA=3
 readonly COMPAT_KCFLAGS="-include $TOOLS/compat/modules.h"
 
 # compat_make_args SELFTESTS: the make variables, one a line, that a
-# kselftest build of the suite in a tree older than it needs from
-# tools/compat (a tree whose SELFTESTS/kselftest.h lacks
-# ksft_test_result_code(): 5.10, 6.1): none for a newer tree.  -iquote,
-# since lib.mk puts USERCFLAGS after the suite's -I..: "kselftest.h" is
-# looked for there before any -I directory.
+# kselftest build of the suite needs from tools/compat in a tree whose
+# SELFTESTS/kselftest.h lacks ksft_test_result_code() (5.10, 6.1).
+# -iquote, as lib.mk puts USERCFLAGS after the suite's -I..: "kselftest.h"
+# is looked for there before any -I directory.
 compat_make_args()
 {
 	grep -q ksft_test_result_code "$1/kselftest.h" && return 0
 	printf '%s\n' "USERCFLAGS=-iquote $TOOLS/compat/ksft" "KCFLAGS=$COMPAT_KCFLAGS"
 }
 
-# The characters a path given to make cannot hold: make splits its words at
-# blanks and reads : % $ # in a target, a recipe's shell the others; Kbuild
-# itself refuses a tree whose path holds a space or a colon.  A checkout, a
-# cache or a kernel tree whose path holds one is refused (exit 2) before
-# anything is written: unrefused, a runner built in "/tmp/a b/clone" went
-# to /tmp/a.
+# What a path given to make cannot hold: make splits words at blanks and
+# reads : % $ # in a target, a recipe's shell the others; Kbuild refuses a
+# space or a colon.
 readonly PATH_UNSAFE=$' \t\n:%$#\\\'"`;&|<>()*?[]{}!'
 
-# path_problem PATH: why make or Kbuild cannot take PATH; nothing when they
-# can.
+# path_problem PATH: why make or Kbuild cannot take PATH (a checkout, a
+# cache or a kernel tree: refused, exit 2, before anything is written);
+# nothing when they can.
 path_problem()
 {
 	local i c
@@ -78,44 +68,50 @@ path_problem()
 	done
 }
 
-# The checkout itself, checked by every script (and by the Makefile, which
-# runs this file for it).
-case $TOP in
-*[!A-Za-z0-9/._+,@=~-]*)
-	if top_problem=$(path_problem "$TOP") && [ -n "$top_problem" ]; then
-		printf '%s: the checkout %s: %s; move or clone it to a path without one\n' \
-			"$PROG" "$TOP" "$top_problem" >&2
-		exit "$EXIT_USAGE"
-	fi
-	;;
-esac
+# The checkout itself, checked by every script (and by GNUmakefile).
+top_problem=$(path_problem "$TOP")
+if [ -n "$top_problem" ]; then
+	printf '%s: the checkout %s: %s; move or clone it to a path without one\n' \
+		"$PROG" "$TOP" "$top_problem" >&2
+	exit "$EXIT_USAGE"
+fi
 
-# The kernels built from Debian's linux-source (tools/kernel/build-kernel.sh
-# --variant): vanilla as Debian ships it, the others with the series of
-# tools/kernel/patches/<variant>/<X.Y>/: patched the 3.8 flag (PF_USED_ASYNC)
-# forward-ported, fixed module init waiting only for its own async work and
-# what it chains, window the fixed series of 2026-12-04 (waiting for the calls
-# queued from before the init to its wait: chained work missed), kept as
-# the base of broken variants of a fix (patches/<broken>/, on top of it).
-# shellcheck disable=SC2034 # for the scripts that source this
+# The kernels built from Debian's linux-source (build-kernel.sh --variant):
+# vanilla as Debian ships it, the others with tools/kernel/patches/<variant>/
+# <X.Y>/: patched the 3.8 flag (PF_USED_ASYNC) forward-ported, fixed module
+# init waiting only for its own async work and what it chains, window the
+# fixed series of 2026-12-04 (chained work missed), kept as the base of
+# broken variants of a fix (patches/<broken>/, on top of it).
 readonly SOURCE_VARIANTS="vanilla patched fixed window"
+
+# is_source_variant WORD: WORD is one of them.
+is_source_variant()
+{
+	[[ " $SOURCE_VARIANTS " == *" $1 "* ]]
+}
 
 # The payload: the files that go into a kernel tree as
 # tools/testing/selftests/module_async/, listed here and nowhere else (git
 # pathspecs, relative to $TOP): the kselftest Makefile, the in-tree README,
 # config, settings, the driver, the runner and its library (not its host
-# tests, lib/test_*.c) and the test modules.  Nothing of tools/, no host
-# tests or their lib/Makefile, no standalone build rules (GNUmakefile), no
-# CI files (.ci/), no project README (README.md).
+# tests) and the test modules; nothing of tools/, GNUmakefile, .ci/ or
+# README.md.
 readonly PAYLOAD=(Makefile README config settings module_async.sh module_async.c
 	':(glob)runner/*.[ch]' ':(glob)lib/*.[ch]' ':(exclude,glob)lib/test_*'
 	modules/Makefile ':(glob)modules/*.[ch]')
 
-# payload_files: the payload's files, NUL-terminated, relative to $TOP:
-# those of PAYLOAD git tracks or would track.
+# clone_files [PATHSPEC...]: what a clone of this repository holds (what git
+# tracks or would track) of PATHSPECs (all by default), NUL-terminated,
+# relative to $TOP.
+clone_files()
+{
+	(cd "$TOP" && git ls-files -z --cached --others --exclude-standard -- "${@:-.}")
+}
+
+# payload_files: the payload's files, as clone_files lists them.
 payload_files()
 {
-	(cd "$TOP" && git ls-files -z --cached --others --exclude-standard -- "${PAYLOAD[@]}")
+	clone_files "${PAYLOAD[@]}"
 }
 
 # payload_copy DIR: the payload into DIR (made), as it goes into a tree.
@@ -123,25 +119,6 @@ payload_copy()
 {
 	mkdir -p "$1" && payload_files | rsync -a --from0 --files-from=- "$TOP/" "$1/"
 }
-
-# clone_files: what a clone of this repository holds (what git tracks or
-# would track), NUL-terminated, relative to $TOP.
-clone_files()
-{
-	(cd "$TOP" && git ls-files -z --cached --others --exclude-standard -- .)
-}
-
-# is_source_variant WORD: WORD is one of them.
-is_source_variant()
-{
-	case " $SOURCE_VARIANTS " in
-	*" $1 "*) return 0 ;;
-	*) return 1 ;;
-	esac
-}
-
-# Command substitutions fail like the commands they run.
-shopt -s inherit_errexit
 
 log()
 {
@@ -270,26 +247,20 @@ cache_dir()
 	elif [ -n "${XDG_CACHE_HOME:-}${HOME:-}" ]; then
 		printf '%s\n' "${XDG_CACHE_HOME:-$HOME/.cache}/module_async"
 	else
-		printf '%s: no cache: HOME, XDG_CACHE_HOME and MODULE_ASYNC_CACHE are all unset\n' \
-			"$PROG" >&2
+		log "no cache: HOME, XDG_CACHE_HOME and MODULE_ASYNC_CACHE are all unset (set one)"
 		return "$EXIT_USAGE"
 	fi
 }
 
 # cache_ready: the cache can be used, said before any work by the scripts
-# that write it (an apt query that cannot keep its answer would otherwise
-# read as an empty answer).  No HOME (nor XDG_CACHE_HOME or
-# MODULE_ASYNC_CACHE) is the caller's environment at fault, as bad usage is:
-# exit 2, and so is a path make cannot take (path_problem: kernels are
-# built there).  A cache that cannot be made or written is the host's
-# failure: exit 3.
+# that write it (an apt answer that cannot be kept would read as an empty
+# one).  No cache, or one whose path make cannot take (kernels are built
+# there), is bad usage: exit 2; one that cannot be made or written: exit 3.
 cache_ready()
 {
 	local dir why err
 
-	dir=$(cache_dir 2>/dev/null) ||
-		usage_error "no cache: HOME, XDG_CACHE_HOME and MODULE_ASYNC_CACHE are" \
-			"all unset (set one)"
+	dir=$(cache_dir) || { usage >&2; exit "$EXIT_USAGE"; }
 	why=$(path_problem "$dir")
 	[ -z "$why" ] || usage_error "the cache $dir: $why (set MODULE_ASYNC_CACHE)"
 	err=$(mkdir -p -- "$dir" 2>&1) || die "cannot make the cache $dir: ${err##*: }"
@@ -304,45 +275,29 @@ check_debversion()
 }
 
 # The Debian releases the tools know, each with the series X.Y of its
-# kernel (its linux-source-X.Y); a series' source is taken by default from
-# the first release here that has it.  Any other release or series is
-# refused (exit 2) before anything is fetched: apt would have to be asked,
-# over the network, to say it has none.  The one list: every script that
-# checks a release or a series reads it.
+# kernel (linux-source-X.Y), a series' source taken from the first release
+# that has it.  Every script that checks a release or a series reads this
+# list, and refuses any other (exit 2) before anything is fetched: apt
+# would have to be asked, over the network, to say it has none.
 readonly DEB_RELEASES="bullseye:5.10 bookworm:6.1 trixie:6.12 sid:7.2 bookworm-backports:6.12"
 
 # deb_releases: the known releases, one a line.
 deb_releases()
 {
-	local r
-
-	for r in $DEB_RELEASES; do
-		printf '%s\n' "${r%%:*}"
-	done
+	tr ' ' '\n' <<<"$DEB_RELEASES" | cut -d: -f1
 }
 
 # deb_series: the known series, one a line, each once.
 deb_series()
 {
-	local r
-
-	for r in $DEB_RELEASES; do
-		printf '%s\n' "${r#*:}"
-	done | awk '!seen[$0]++'
+	tr ' ' '\n' <<<"$DEB_RELEASES" | cut -d: -f2 | awk '!seen[$0]++'
 }
 
-# series_release X.Y: the release whose kernel is of series X.Y (the first
-# in DEB_RELEASES); nothing for a series none has.
+# series_release X.Y: the first known release of series X.Y; nothing for
+# a series none has.
 series_release()
 {
-	local r
-
-	for r in $DEB_RELEASES; do
-		if [ "${r#*:}" = "$1" ]; then
-			printf '%s\n' "${r%%:*}"
-			return
-		fi
-	done
+	tr ' ' '\n' <<<"$DEB_RELEASES" | awk -F: -v s="$1" '$2 == s && !n++ { print $1 }'
 }
 
 # check_release RELEASE: one of DEB_RELEASES.
@@ -362,19 +317,16 @@ check_series()
 		"linux-source-$1 (known: $(deb_series | paste -sd' '))"
 }
 
-# ksrc_problem DIR: why DIR is no kernel tree that tools/kernel/build-kernel.sh
-# --ksrc can build out of tree; nothing when it is one.  Kbuild builds with
-# O= only from a tree never configured in place (no .config, no
-# include/config/).
+# ksrc_problem DIR: why DIR is no kernel tree that build-kernel.sh --ksrc
+# can build out of tree (Kbuild builds with O= only from a tree never
+# configured in place); nothing when it is one.
 ksrc_problem()
 {
-	if [ ! -d "$1" ]; then
-		echo "no such directory"
-	elif [ -n "$(path_problem "$(cd "$1" && pwd -P)")" ]; then
-		path_problem "$(cd "$1" && pwd -P)"
-	elif ! grep -qE '^VERSION = [0-9]+$' "$1/Makefile" 2>/dev/null ||
-	     ! grep -qE '^PATCHLEVEL = [0-9]+$' "$1/Makefile" ||
-	     [ ! -f "$1/kernel/async.c" ] || [ ! -f "$1/scripts/kconfig/merge_config.sh" ]; then
+	[ -d "$1" ] || { echo "no such directory"; return; }
+	path_problem "$(cd "$1" && pwd -P)" | grep . && return
+	if ! grep -qE '^VERSION = [0-9]+$' "$1/Makefile" 2>/dev/null ||
+	   ! grep -qE '^PATCHLEVEL = [0-9]+$' "$1/Makefile" ||
+	   [ ! -f "$1/kernel/async.c" ] || [ ! -f "$1/scripts/kconfig/merge_config.sh" ]; then
 		echo "not a kernel source tree (no Makefile with VERSION and PATCHLEVEL," \
 			"kernel/async.c, scripts/kconfig/merge_config.sh)"
 	elif [ -e "$1/.config" ] || [ -e "$1/include/config" ]; then
@@ -383,15 +335,18 @@ ksrc_problem()
 	fi
 }
 
-# entry_valid DIR STAMP: DIR is a complete entry made from STAMP, and
-# intact: every file its manifest lists is there with its size (a file cut
-# short, a module tree deleted).  Sizes, not checksums: a look at every
-# file of a 20000-file module tree costs a fraction of a second where
-# hashing it costs ten.
+# ---- cache entries --------------------------------------------------------
+
+# An entry is a directory made in a temporary one beside it (entry_tmp) and
+# renamed into place when complete (entry_commit).  Its last file written
+# is its ".complete" stamp, which records what it was made from: an entry
+# whose stamp is missing or differs from what it would be made from now is
+# deleted and made again.
+
+# entry_valid DIR STAMP: DIR is a complete entry made from STAMP, and intact.
 entry_valid()
 {
-	[ -d "$1" ] && [ -f "$1/.complete" ] &&
-		[ "$(cat "$1/.complete")" = "$2" ] && entry_intact "$1"
+	[ -f "$1/.complete" ] && [ "$(cat "$1/.complete")" = "$2" ] && entry_intact "$1"
 }
 
 # The manifest of entry DIR's files: "SIZE PATH" a line, sorted.
@@ -402,7 +357,9 @@ entry_manifest()
 }
 
 # entry_intact DIR: the files of DIR's .manifest are there, each with its
-# size; says which one is not.  Files added since are not its business.
+# size (not cut short, not deleted); says which one is not.  Files added
+# since are not its business.  Sizes, not checksums: a look at every file
+# of a 20000-file module tree costs a fraction of a second, hashing it ten.
 entry_intact()
 {
 	local bad
@@ -417,12 +374,11 @@ entry_intact()
 	return 1
 }
 
-# An entry's checksums, .md5sums (md5sum's "SUM  PATH" lines, paths
-# relative to the entry), say what the files a run loads must hold: a kernel
-# fetched from Debian takes its packages' own (each .deb's DEBIAN/md5sums),
-# one built here those entry_sum records.  entry_verify checks only what a
-# run loads (the kernel image, the modules that go into its initramfs):
-# 10 MB, where the whole module tree would be 400.
+# An entry's checksums, .md5sums (md5sum's lines, paths relative to the
+# entry), say what the files a run loads must hold: a fetched kernel's are
+# its packages' own (DEBIAN/md5sums), a built one's entry_sum's.  Only what
+# a run loads is checked (the kernel image, the initramfs's modules): 10 MB,
+# where the whole module tree would be 400.
 readonly ENTRY_SUMS=.md5sums
 
 # entry_sum PATH...: record the checksums of files of the entry being made
@@ -446,13 +402,13 @@ entry_verify()
 	fi
 	for f in "$@"; do
 		real=$(readlink -f "$root/$f") || real=
-		case $real in
-		"$root"/*) [ -f "$real" ] && paths+=("${real#"$root"/}") && continue ;;
-		esac
-		log "${root##*/}: $f is missing or leads out of the entry"
-		return 1
+		if [[ $real != "$root"/* ]] || [ ! -f "$real" ]; then
+			log "${root##*/}: $f is missing or leads out of the entry"
+			return 1
+		fi
+		paths+=("${real#"$root"/}")
 	done
-	# Their lines of the checksums, or "- PATH" for one that has none.
+	# Their lines of the checksums, and "- PATH" for one that has none.
 	sums=$(printf '%s\n' "${paths[@]}" |
 		awk 'NR == FNR { want[$0] = 1; next }
 		     { p = substr($0, 35) }
@@ -498,8 +454,8 @@ may_own()
 }
 
 # stale_remove PREFIX: remove PREFIX<pid>.* left behind by a process that
-# is gone (killed with SIGKILL, say): the temporary files of a run are
-# named PREFIX$$.XXXXXX, so the next run can tell whose they were.
+# is gone (killed with SIGKILL, say): a run names its temporary files
+# PREFIX$$.XXXXXX.
 stale_remove()
 {
 	local f pid
@@ -517,9 +473,9 @@ stale_remove()
 	done
 }
 
-# entry_tmp DIR: a fresh temporary directory beside DIR, removed on exit
-# unless entry_commit renamed it into place; one a killed builder left
-# goes first.
+# entry_tmp DIR: a fresh temporary directory beside DIR, ENTRY_TMP, removed
+# on exit unless entry_commit renamed it into place; one a killed builder
+# left goes first.
 ENTRY_TMP=
 entry_tmp()
 {
@@ -530,10 +486,7 @@ entry_tmp()
 
 entry_tmp_cleanup()
 {
-	if [ -n "$ENTRY_TMP" ] && [ -d "$ENTRY_TMP" ]; then
-		chmod -R u+w "$ENTRY_TMP" 2>/dev/null || true
-		rm -rf "$ENTRY_TMP"
-	fi
+	[ -z "$ENTRY_TMP" ] || entry_remove "$ENTRY_TMP"
 }
 
 # entry_remove DIR: delete an entry and any leftovers of earlier builders.
@@ -562,15 +515,14 @@ entry_commit()
 
 # ---- which kernel an image holds ------------------------------------------
 
-# A kernel is named by its GNU build ID: ld (--build-id=sha1, kbuild's
-# LDFLAGS_vmlinux) writes a SHA-1 of the linked vmlinux into its notes, and
-# the boot image's compressed payload (objcopy -S of vmlinux) keeps them, as
-# does the running kernel's /sys/kernel/notes.  Reading it needs the payload
-# unpacked (by the kernel tree's own scripts/extract-vmlinux: 0.2 s for a
-# built kernel, a second for Debian's) but no comparison of the bytes.
+# A kernel is named by its GNU build ID: ld (kbuild's --build-id=sha1) writes
+# a SHA-1 of the linked vmlinux into its notes, which the boot image's
+# compressed payload keeps, as does the running kernel's /sys/kernel/notes.
+# Reading it needs the payload unpacked (by the kernel tree's own
+# scripts/extract-vmlinux: 0.2 s for a built kernel, a second for Debian's).
 
-# elf_build_id FILE: the GNU build ID of ELF file FILE (readelf -n), one
-# line of hex; fails, printing nothing, where it has none.
+# elf_build_id FILE: the GNU build ID of ELF file FILE, one line of hex;
+# fails, printing nothing, where it has none.
 elf_build_id()
 {
 	local id
@@ -583,8 +535,7 @@ elf_build_id()
 
 # kernel_build_id IMAGE SCRIPT: the build ID of the kernel in IMAGE, a
 # bzImage (or an ELF vmlinux) unpacked by SCRIPT, a kernel tree's
-# scripts/extract-vmlinux, into a temporary file; fails, saying why, where
-# it cannot be unpacked or has none.
+# scripts/extract-vmlinux; fails, saying why, where it cannot.
 kernel_build_id()
 {
 	local tmp rc=0
@@ -600,8 +551,8 @@ kernel_build_id()
 }
 
 # kernel_image_check IMAGE VMLINUX SCRIPT: the kernel in boot image IMAGE
-# (unpacked by SCRIPT, see kernel_build_id) is ELF file VMLINUX, the same
-# build ID; prints it.  Else fails, saying what each holds.
+# (unpacked by SCRIPT) is ELF file VMLINUX, the same build ID; prints it.
+# Else fails, saying what each holds.
 kernel_image_check()
 {
 	local want got
@@ -621,12 +572,9 @@ kernel_image_check()
 # ---- steps keyed by their inputs ------------------------------------------
 
 # A host step whose output lies in build/ (the test modules, an initramfs)
-# is skipped when its stamp, STAMP beside the output, says it was made from
-# the same inputs (KEY: text naming them, e.g. their checksums) and its
-# outputs are still the files it wrote: each's size and modification time
-# (to the nanosecond) as they were when the stamp was written.  Anything
-# else (no stamp, another key, an output touched or gone) means the step
-# runs again.
+# is skipped when its stamp says it was made from the same inputs (KEY:
+# text naming them, e.g. their checksums) and its outputs are still the
+# files it wrote: each's size and modification time (to the nanosecond).
 
 # step_text KEY FILE...: the stamp of KEY and FILEs; fails if one is missing.
 step_text()
@@ -676,68 +624,64 @@ tools_key()
 
 # ---- Debian packages ------------------------------------------------------
 
-# Releases the machine's apt does not serve are reached through a private apt
+# Releases the machine's apt does not serve are reached through a private
 # configuration, $CACHE/apt/<release>/apt.conf, exported as APT_CONFIG: its
-# own sources list (deb lines for the machine's Debian mirror, signed by
-# Debian's archive keyring), lists, cache and (empty) preferences.  apt reads
-# APT_CONFIG first and /etc/apt/apt.conf.d/ after it, so the machine's
-# settings stay in force (a snapshot mirror needs its Check-Valid-Until
-# "false"); the file sets only paths apt.conf.d leaves alone, and deb_release
-# checks with apt-config that they took effect.  The machine's sources, lists
-# and cache are never written.
-#
-# Its lists are refreshed by apt-get update when older than a day: Debian
-# publishes at most four times a day, and a .deb that leaves the indexes
-# stays in the pool for 36 hours (dak's StayOfExecution), so lists younger
-# than that still name files the mirror has.  Remove
-# $CACHE/apt/<release>/updated to refresh them sooner.
+# own sources (the machine's Debian mirror, signed by Debian's archive
+# keyring), lists, cache and preferences.  apt reads /etc/apt/apt.conf.d/
+# after APT_CONFIG, so the machine's settings stay in force (a snapshot
+# mirror's Check-Valid-Until "false"); the file sets only paths they leave
+# alone, checked with apt-config.  The machine's own are never written.
+# Its lists are updated when older than a day: Debian publishes at most four
+# times a day and keeps a .deb gone from the indexes in the pool for 36
+# hours (dak's StayOfExecution).  Remove $CACHE/apt/<release>/updated to
+# update them sooner.
 DEB_LISTS_MAX_AGE=86400
 DEB_KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 
-# apt_cache ARGS...: what apt-cache ARGS prints (its stderr dropped) and
-# its exit status.  A query costs apt-cache most of a second (several on a
-# busy machine) and a cache hit of fetch-kernel.sh makes eight, so answers
-# are kept in $CACHE/apt-answers/, keyed by the query and apt_state.
-# Answers older than a day are removed.
+# apt_get ARGS...: apt-get, told as root that its sandbox user may not write
+# to the cache (else it warns).
+apt_get()
+{
+	if [ "$EUID" -eq 0 ]; then
+		apt-get -o APT::Sandbox::User=root "$@"
+	else
+		apt-get "$@"
+	fi
+}
+
+# apt_cache ARGS...: what apt-cache ARGS prints (its stderr dropped) and its
+# exit status.  A query costs apt-cache most of a second, and a cache hit of
+# fetch-kernel.sh makes eight: answers are kept a day in $CACHE/apt-answers/,
+# keyed by the query and apt_state.
 apt_cache()
 {
-	local state key f rc=0
+	local state=$APT_STATE key f out rc=0
 
-	if [ "$APT_STATE_OF" = "x${APT_CONFIG:-}" ]; then
-		state=$APT_STATE
-	else
-		state=$(apt_state)
-	fi
+	[ "$APT_STATE_OF" = "x${APT_CONFIG:-}" ] || state=$(apt_state)
 	if [ -z "$state" ]; then
 		apt-cache "$@" 2>/dev/null
 		return
 	fi
 	key=$(printf '%s\0' "$state" "$@" | sha256sum)
 	f=$(cache_dir)/apt-answers/${key%% *}
-	if [ -f "$f" ]; then
-		{ read -r rc; cat; } <"$f"
-		return "$rc"
+	if [ ! -f "$f" ]; then
+		out=$(apt-cache "$@" 2>/dev/null) || rc=$?
+		if ! { mkdir -p "${f%/*}" && printf '%s\n' "$rc" ${out:+"$out"} >"$f.tmp.$$" &&
+		       mv "$f.tmp.$$" "$f"; }; then
+			die "cannot keep apt's answers in ${f%/*}"
+		fi
+		find "${f%/*}" -type f -mmin +"$((DEB_LISTS_MAX_AGE / 60))" -delete 2>/dev/null || true
 	fi
-	if ! mkdir -p "${f%/*}" || ! : >"$f.tmp.$$"; then
-		die "cannot keep apt's answers in ${f%/*}"
-	fi
-	apt-cache "$@" >"$f.tmp.$$" 2>/dev/null || rc=$?
-	{ echo "$rc"; cat "$f.tmp.$$"; } >"$f.new.$$"
-	mv "$f.new.$$" "$f"
-	cat "$f.tmp.$$"
-	rm -f "$f.tmp.$$"
-	find "${f%/*}" -type f -mmin +"$((DEB_LISTS_MAX_AGE / 60))" -delete 2>/dev/null || true
+	{ read -r rc; cat; } <"$f"
 	return "$rc"
 }
 
-# apt_state: a checksum of the state apt answers from, for APT_CONFIG: the
-# size, time and inode of /etc/apt's configuration, sources and
-# preferences, of the lists in /var/lib/apt/lists/ (and the private
-# configuration's own, deb_release), and of dpkg's status (installed
-# versions weigh in apt's policy; an upgrade of apt itself changes it).  An
-# update, an install or a changed source changes it.  Nothing where /etc/apt's
-# configuration moves those files elsewhere (Dir, Dir::State, Dir::Etc,
-# Dir::Bin): no answer is kept then.
+# apt_state: a checksum of what apt answers from under APT_CONFIG: size,
+# time and inode of /etc/apt's configuration, sources and preferences, of
+# the lists (the machine's and the private configuration's), and of dpkg's
+# status (installed versions weigh in apt's policy).  An update, an install
+# or a changed source changes it.  Nothing where /etc/apt moves those files
+# elsewhere (Dir, Dir::State, Dir::Etc, Dir::Bin): no answer is kept then.
 apt_state()
 {
 	local private=()
@@ -759,7 +703,7 @@ apt_state()
 # apt_lists_fresh DIR: the private configuration DIR's lists were updated
 # less than DEB_LISTS_MAX_AGE ago.  A stamp dated in the future (a clock
 # set back, a copied cache) says nothing of their age: stale, or they would
-# never be refreshed.
+# never be updated.
 apt_lists_fresh()
 {
 	local age
@@ -789,37 +733,16 @@ deb_machine_suites()
 		     { uri = "" }' | sort -u
 }
 
-# deb_release_suites RELEASE: "MIRROR SUITE" for the suites a default
-# installation of RELEASE lists: the release and its -updates from the Debian
-# mirror and its -security from the security mirror; sid and a backports
-# suite alone (a backports user has the release too, but then apt's
-# candidate is the release's kernel, not the backported one).
-deb_release_suites()
-{
-	case $1 in
-	sid | unstable | experimental | *-backports) echo "debian $1" ;;
-	*) printf 'debian %s\ndebian %s-updates\nsecurity %s-security\n' "$1" "$1" "$1" ;;
-	esac
-}
-
 # deb_release RELEASE [deb-src]: make apt serve RELEASE (a codename or
-# suite: bullseye, bookworm, bookworm-backports, trixie, sid, ...): the
-# machine's own apt when its sources list that release, else the private
-# configuration (APT_CONFIG exported), its lists refreshed first when missing
-# or stale; APT_STATE set for it.  With deb-src, RELEASE's source packages
-# (apt-get source), always from a private configuration of their own,
-# $CACHE/apt/<release>-src.
+# suite: bookworm, bookworm-backports, sid, ...) and set APT_STATE for it:
+# the machine's own apt when its sources list that release, else a private
+# configuration (deb_private).  A backports suite is always private and
+# alone: with the release beside it apt's candidate is the release's kernel.
+# With deb-src, RELEASE's source packages (apt-get source), from a private
+# configuration of their own, $CACHE/apt/<release>-src.
 deb_release()
 {
-	deb_release_apt "$1" "${2:-deb}"
-	APT_STATE=$(apt_state)
-	APT_STATE_OF=x${APT_CONFIG:-}
-}
-
-deb_release_apt()
-{
-	local rel=$1 kind=$2 dir label suite uri debian='' security='' mirror conf
-	local fresh=true sandbox=() suites
+	local rel=$1 kind=${2:-deb} suites label suite uri debian='' security='' machine=false
 
 	check_release "$rel"
 	unset APT_CONFIG
@@ -827,33 +750,41 @@ deb_release_apt()
 	while read -r label suite uri; do
 		case $label in
 		Debian)
-			if [ "$kind" = deb ] && [ "$suite" = "$rel" ] &&
-			   [[ $rel != *-backports ]]; then
-				return 0
-			fi
+			[ "$kind/$suite" != "deb/$rel" ] || [[ $rel == *-backports ]] || machine=true
 			[ -n "$debian" ] || debian=$uri
 			;;
 		Debian-Security) [ -n "$security" ] || security=$uri ;;
 		esac
 	done <<<"$suites"
-	[ -n "$debian" ] ||
-		die "the machine's apt sources name no Debian mirror" \
-			"(no suite labelled Debian: run apt-get update)"
-	[ -r "$DEB_KEYRING" ] || die "no $DEB_KEYRING (install debian-archive-keyring)"
+	$machine || deb_private "$rel" "$kind" "$debian" "$security"
+	APT_STATE=$(apt_state)
+	APT_STATE_OF=x${APT_CONFIG:-}
+}
 
+# deb_private RELEASE KIND DEBIAN SECURITY: APT_CONFIG exported for the
+# private configuration of RELEASE's KIND (deb or deb-src) from mirrors
+# DEBIAN and SECURITY (none: no -security suite), its lists updated when
+# missing or stale.  The suites of a default installation: the release, its
+# -updates and -security; sid or a backports suite alone.
+deb_private()
+{
+	local rel=$1 kind=$2 dir mirror suite conf fresh=true
+
+	[ -n "$3" ] || die "the machine's apt sources name no Debian mirror" \
+		"(no suite labelled Debian: run apt-get update)"
+	[ -r "$DEB_KEYRING" ] || die "no $DEB_KEYRING (install debian-archive-keyring)"
 	dir=$(cache_dir)/apt/$rel${kind#deb}
 	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial" \
 		"$dir/sources.list.d" "$dir/preferences.d"
 	exec 8>"$dir.lock"
 	flock 8
-	while read -r mirror suite; do
-		uri=$debian
-		if [ "$mirror" = security ]; then
-			uri=$security
-			[ -n "$uri" ] || continue	# the machine has no security mirror
-		fi
-		printf '%s [signed-by=%s] %s %s main\n' "$kind" "$DEB_KEYRING" "$uri" "$suite"
-	done < <(deb_release_suites "$rel") >"$dir/sources.list.new"
+	case $rel in
+	sid | unstable | experimental | *-backports) echo "$3 $rel" ;;
+	*) printf '%s\n' "$3 $rel" "$3 $rel-updates" "${4:+$4 $rel-security}" ;;
+	esac | while read -r mirror suite; do
+		[ -z "$mirror" ] ||
+			printf '%s [signed-by=%s] %s %s main\n' "$kind" "$DEB_KEYRING" "$mirror" "$suite"
+	done >"$dir/sources.list.new"
 	printf '%s\n' "// module_async: Debian $rel beside the machine's apt" \
 		"Dir::Etc::sourcelist \"$dir/sources.list\";" \
 		"Dir::Etc::sourceparts \"$dir/sources.list.d\";" \
@@ -875,18 +806,13 @@ deb_release_apt()
 	     "$dir/sources.list" ]; then
 		die "/etc/apt/apt.conf.d overrides the paths $APT_CONFIG sets"
 	fi
-
-	if $fresh && apt_lists_fresh "$dir"; then
-		exec 8>&-
-		return 0
+	if ! $fresh || ! apt_lists_fresh "$dir"; then
+		rm -f "$dir/updated"
+		log "apt-get update for Debian $rel${kind#deb} (lists in $dir/lists)"
+		apt_get update -q -o APT::Update::Error-Mode=any >&2 ||
+			die "apt-get update for Debian $rel failed (sources: $dir/sources.list)"
+		touch "$dir/updated"
 	fi
-	rm -f "$dir/updated"
-	log "apt-get update for Debian $rel${kind#deb} (lists in $dir/lists)"
-	# As root apt would warn that its sandbox user cannot write here.
-	[ "$(id -u)" -ne 0 ] || sandbox=(-o APT::Sandbox::User=root)
-	apt-get update -q "${sandbox[@]}" -o APT::Update::Error-Mode=any >&2 ||
-		die "apt-get update for Debian $rel failed (sources: $dir/sources.list)"
-	touch "$dir/updated"
 	exec 8>&-
 }
 
@@ -930,13 +856,12 @@ deb_index()
 # against the index too) unless it is already there.  Prints its path.
 deb_fetch()
 {
-	local pkg=$1 ver=$2 sha=$3 arch=$4 dir=$5 deb got dl sandbox
+	local pkg=$1 ver=$2 sha=$3 arch=$4 dir=$5 deb dl fetched
 
 	deb="$dir/${pkg}_${ver//:/%3a}_$arch.deb"
 	stale_remove "$dir/.download."
 	if [ -f "$deb" ]; then
-		got=$(sha256sum "$deb" | cut -d' ' -f1)
-		if [ "$got" = "$sha" ]; then
+		if [ "$(sha256sum <"$deb")" = "$sha  -" ]; then
 			log "using cached ${deb##*/}"
 			printf '%s\n' "$deb"
 			return
@@ -947,27 +872,15 @@ deb_fetch()
 	mkdir -p "$dir"
 	dl=$(mktemp -d "$dir/.download.$$.XXXXXX")
 	log "downloading $pkg=$ver"
-	# As root apt would warn that its sandbox user cannot write here.
-	sandbox=()
-	[ "$(id -u)" -ne 0 ] || sandbox=(-o APT::Sandbox::User=root)
-	# Interrupted, the download goes with the subshell that makes it.
-	if ! (trap 'rm -rf "$dl"' EXIT
-	      cd "$dl" && apt-get download -q "${sandbox[@]}" "$pkg=$ver" >&2 &&
-	      trap - EXIT); then
-		rm -rf "$dl"
-		die "apt-get download $pkg=$ver failed"
-	fi
-	got=$(find "$dl" -maxdepth 1 -name '*.deb' -print -quit)
-	if [ -z "$got" ]; then
-		rm -rf "$dl"
-		die "apt-get download $pkg=$ver left no .deb"
-	fi
-	if [ "$(sha256sum "$got" | cut -d' ' -f1)" != "$sha" ]; then
-		rm -rf "$dl"
+	# Interrupted or failed, the download goes with the subshell that makes it.
+	(trap 'rm -rf "$dl"' EXIT
+	 cd "$dl"
+	 apt_get download -q "$pkg=$ver" >&2 || die "apt-get download $pkg=$ver failed"
+	 fetched=(*.deb)
+	 [ -f "${fetched[0]}" ] || die "apt-get download $pkg=$ver left no .deb"
+	 [ "$(sha256sum <"${fetched[0]}")" = "$sha  -" ] ||
 		die "$pkg=$ver: downloaded .deb does not match apt's sha256"
-	fi
-	mv "$got" "$deb"
-	rmdir "$dl"
+	 mv "${fetched[0]}" "$deb") || exit "$EXIT_INFRA"
 	printf '%s\n' "$deb"
 }
 
@@ -987,14 +900,14 @@ readonly DEB_IMAGE_RE='^linux-image-[0-9]+\.[0-9]+\.[0-9]+(-[0-9]+)?(\+[a-z0-9]+
 # deb_kernel_release DEBVERSION: the release (e.g. 6.1.0-57-amd64,
 # 7.2.13+deb14-amd64) of Debian's amd64 kernel built at that version, from
 # what the linux-image-amd64 metapackage depends on or, when the metapackage
-# is not at that version, from the image packages apt knows at it.
+# is not at that version (6.12.118+deb12-amd64), from the image packages apt
+# knows at it.
 deb_kernel_release()
 {
 	local ver=$1 images pkg
 
 	pkg=$(deb_depends linux-image-amd64 "$ver" '^linux-image-.*-amd64$' | sed -n 1p)
 	if [ -z "$pkg" ]; then
-		# 6.1.0-57-amd64, 6.12.118+deb12-amd64: no flavour, no metapackage
 		mapfile -t images < <(apt_cache pkgnames linux-image- |
 			grep -E "$DEB_IMAGE_RE")
 		[ "${#images[@]}" -gt 0 ] || return 1
@@ -1003,19 +916,17 @@ deb_kernel_release()
 		pkg=${pkg# }
 	fi
 	[ -n "$pkg" ] || return 1
-	pkg=${pkg#linux-image-}
-	printf '%s\n' "$pkg"
+	printf '%s\n' "${pkg#linux-image-}"
 }
-
-# make's name for the directory of the Makefile it is reading.
-# shellcheck disable=SC2016 # make expands it
-readonly MAKEFILE_HERE='$(dir $(lastword $(MAKEFILE_LIST)))'
 
 # headers_makefile HEADERS COMMON: Debian's linux-headers-<krel>/Makefile
 # (HEADERS, on stdin) includes the -common headers' (COMMON) by an absolute
 # /usr/src path, and 7.2's first names its own directory as KBUILD_OUTPUT;
-# prints it with both made relative to the Makefile itself, so that an
-# unpacked entry works wherever the cache is.  Any other line: die.
+# prints it with both made relative to the Makefile itself (MAKEFILE_HERE,
+# make's name for its directory), so that an unpacked entry works wherever
+# the cache is.  Any other line: die.
+# shellcheck disable=SC2016 # make expands it
+readonly MAKEFILE_HERE='$(dir $(lastword $(MAKEFILE_LIST)))'
 headers_makefile()
 {
 	local line included=false here=$MAKEFILE_HERE
@@ -1041,11 +952,9 @@ stock_version()
 {
 	local ver=${1:-}
 
-	if [ -z "$ver" ]; then
-		ver=$(deb_default_version linux-image-amd64)
-		if [ -z "$ver" ] || [ "$ver" = "(none)" ]; then
-			die "apt knows no linux-image-amd64 (is this Debian? run apt-get update)"
-		fi
+	[ -n "$ver" ] || ver=$(deb_default_version linux-image-amd64)
+	if [ -z "$ver" ] || [ "$ver" = "(none)" ]; then
+		die "apt knows no linux-image-amd64 (is this Debian? run apt-get update)"
 	fi
 	printf '%s\n' "$ver"
 }
