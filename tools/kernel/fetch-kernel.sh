@@ -17,7 +17,7 @@
 # The packages are downloaded with apt-get download, which checks them against
 # apt's signed indexes; the .debs are kept in $CACHE/debs/.  A release the
 # machine's apt does not list is reached through a private apt configuration
-# (deb_release in tools/lib.sh); the machine's own sources are never changed.
+# (deb_release in tools/debian.sh); the machine's own sources are never changed.
 #
 # The packages are found by what they are, not by version: the release is the
 # one linux-image-amd64 depends on; the kernel's files come from its
@@ -51,6 +51,8 @@ set -euo pipefail
 PROG=${0##*/}
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/../lib.sh"
+# shellcheck source=tools/debian.sh
+. "$TOOLS/debian.sh"
 
 usage()
 {
@@ -103,7 +105,7 @@ cache=$(cache_dir)
 # warm run checks its entry without asking apt again (0.5 s).  An entry
 # that is not there, or not valid, takes the long way.
 memo_key=$(printf '%s\0' "$APT_STATE" "$dist" "$kver" "$(id -u)" \
-	"$(stat -c '%s %Y %n' "$0" "$TOOLS/lib.sh")" | sha256sum)
+	"$(stat -c '%s %Y %n' "$0" "$TOOLS"/{lib,debian}.sh)" | sha256sum)
 memo=$cache/apt-answers/fetch-kernel.${memo_key%% *}
 if [ -n "$APT_STATE" ] && [ -f "$memo" ]; then
 	mapfile -t lines <"$memo"

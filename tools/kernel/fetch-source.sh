@@ -7,7 +7,7 @@
 # source of the stock kernel's version in bookworm (the suite's reference,
 # 6.1); --series picks another series of a release that carries it
 # (tools/lib.sh's DEB_RELEASES: 7.2 is in sid, 6.12 in trixie and
-# bookworm-backports), reached by tools/lib.sh's deb_release like
+# bookworm-backports), reached by tools/debian.sh's deb_release like
 # fetch-kernel.sh's kernels.
 # Used for kselftest.h (standalone builds), kernel builds, checkpatch and
 # kunit_parser.py.
@@ -17,6 +17,8 @@ set -euo pipefail
 PROG=${0##*/}
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/../lib.sh"
+# shellcheck source=tools/debian.sh
+. "$TOOLS/debian.sh"
 
 usage()
 {

@@ -19,6 +19,8 @@ set -euo pipefail
 PROG=${0##*/}
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/../lib.sh"
+# shellcheck source=tools/debian.sh
+. "$TOOLS/debian.sh"
 readonly KTAP=$TOOLS/ktap/ktap
 
 usage()
@@ -217,11 +219,11 @@ KBUILD_OUT=$tmp/hdr/linux-headers-7.2.13+deb14-amd64 headers_rewrite \
 	"include /usr/src/linux-headers-7.2.13+deb14-common/Makefile"
 # shellcheck disable=SC2016 # bash -c gets its values as $1
 check_rc "a headers Makefile with a line of no known form: exit 3" 3 bash -c \
-	'. "$1/lib.sh"; printf "%s\n" "include /usr/src/c/Makefile" "CC = gcc-16" |
+	'. "$1/lib.sh"; . "$1/debian.sh"; printf "%s\n" "include /usr/src/c/Makefile" "CC = gcc-16" |
 	 headers_makefile h c' _ "$TOOLS"
 # shellcheck disable=SC2016 # bash -c gets its values as $1
 check_rc "a headers Makefile that includes no common headers: exit 3" 3 bash -c \
-	'. "$1/lib.sh"; echo "# nothing" | headers_makefile h c' _ "$TOOLS"
+	'. "$1/lib.sh"; . "$1/debian.sh"; echo "# nothing" | headers_makefile h c' _ "$TOOLS"
 
 # ---- fetch-kernel.sh ------------------------------------------------------
 section "fetch-kernel.sh"

@@ -10,7 +10,7 @@
 # libzstd: 21,000 relocations), against 4 ms for a static binary.  So the
 # guest's kmod is built here, static, from Debian's kmod source package of
 # the version the host has installed (apt-get source from the host's
-# release, through a private apt configuration: tools/lib.sh deb_release),
+# release, through a private apt configuration: tools/debian.sh deb_release),
 # with Debian's patches, configured without OpenSSL (modinfo's signature
 # fields, which the suite does not read; Debian's installer kmod leaves it
 # out too) and with xz and zstd (the compressed modules of trixie and later).
@@ -20,6 +20,8 @@ set -euo pipefail
 PROG=${0##*/}
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/../lib.sh"
+# shellcheck source=tools/debian.sh
+. "$TOOLS/debian.sh"
 
 readonly CONFIGURE_ARGS=(--sysconfdir=/etc --disable-manpages --disable-gtk-doc
 	--disable-test-modules --without-openssl --with-xz --with-zstd)
