@@ -5,8 +5,7 @@
 #
 # Installs only what is missing. As root it runs apt-get itself (one
 # `apt-get update`, then `apt-get install -y`); otherwise it prints the exact
-# command to run and fails (exit 3); --check only answers (exit 1 when a
-# package is missing).
+# command to run and fails (exit 3).
 
 set -euo pipefail
 
@@ -41,7 +40,7 @@ readonly lava_packages=(lava-dispatcher python3-jinja2 python3-yaml)
 usage()
 {
 	cat <<EOF
-usage: $PROG [--lava] [--check | --list] [--help]
+usage: $PROG [--lava] [--list] [--help]
 
 Installs the Debian packages module_async needs on the host, if missing:
   ${packages[*]}
@@ -49,18 +48,15 @@ and with --lava (make lava) also:
   ${lava_packages[*]}
 
   --lava   the LAVA packages too
-  --check  only list the missing packages; exit 1 if any are missing
   --list   print every package name (the LAVA ones too), one a line, and exit
   --help   this text
 EOF
 }
 
-check_only=0
 wanted=("${packages[@]}")
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--lava) wanted+=("${lava_packages[@]}") ;;
-	--check) check_only=1 ;;
 	--list) printf '%s\n' "${packages[@]}" "${lava_packages[@]}"; exit 0 ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage_error "unknown option '$1'" ;;
@@ -79,12 +75,7 @@ for pkg in "${wanted[@]}"; do
 done
 
 [ ${#missing[@]} -eq 0 ] && exit 0
-
-if [ $check_only -eq 1 ]; then
-	log "missing: ${missing[*]}"
-	exit 1
-fi
-[ "$(id -u)" -eq 0 ] ||
+[ "$EUID" -eq 0 ] ||
 	die "missing packages; as root run:"$'\n'"  apt-get update &&" \
 		"apt-get install -y ${missing[*]}"
 

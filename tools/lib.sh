@@ -1,16 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The preamble of every script in tools/: strict mode, messages, the exit
-# convention, the test reporter, the cache and its atomic entries and the
-# Debian package look-ups.
-#
-# A script starts:
+# convention, the test reporter, the cache and its atomic entries, Debian's
+# releases (their packages: debian.sh).  A script starts:
 #	set -euo pipefail
 #	PROG=${0##*/}
 #	. "$(dirname "$0")/../lib.sh"	(at the top of tools/: /lib.sh)
-# (with a shellcheck source= directive naming this file)
-# and defines usage() before it calls usage_error.  This sets TOOLS (this
-# directory) and TOP (the suite's directory, the one above).
+# (with a shellcheck source= directive naming this file) and defines usage()
+# before it calls usage_error.  This sets TOOLS (this directory) and TOP
+# (the suite's directory, the one above).
 #
 # Exit statuses, the same in every script:
 #	0, 1, 4  the outcome: nothing failed, a check or a case failed, all
@@ -18,48 +16,40 @@
 #	2        bad usage (usage_error)
 #	3        the script could not do its job: a missing tool or package,
 #		 a download, a build or a VM that failed (die)
-#
-# Cache entries are directories built in a temporary directory beside their
-# final place and renamed into place when complete.  The last file written
-# into an entry is its ".complete" stamp, which records what the entry was
-# made from; an entry whose stamp is missing or differs from what it would be
-# made from now is deleted and rebuilt.
 
 # shellcheck shell=bash
 
 set -euo pipefail
+# Command substitutions fail like the commands they run.
+shopt -s inherit_errexit
 : "${PROG:=${0##*/}}"
 TOOLS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$TOOLS/.." && pwd)
-# shellcheck disable=SC2034 # TOP is for the scripts that source this
 readonly TOOLS TOP
 readonly EXIT_USAGE=2 EXIT_INFRA=3
-# The test modules' KCFLAGS in a build out of a kernel tree: what older
-# kernels lack (tools/compat/modules.h; make's is compat.mk's COMPAT_KCFLAGS).
+# The test modules' KCFLAGS in a build out of a kernel tree (GNUmakefile's
+# too): what older kernels lack, tools/compat/modules.h.
 readonly COMPAT_KCFLAGS="-include $TOOLS/compat/modules.h"
 
 # compat_make_args SELFTESTS: the make variables, one a line, that a
-# kselftest build of the suite in a tree older than it needs from
-# tools/compat (a tree whose SELFTESTS/kselftest.h lacks
-# ksft_test_result_code(): 5.10, 6.1): none for a newer tree.  -iquote,
-# since lib.mk puts USERCFLAGS after the suite's -I..: "kselftest.h" is
-# looked for there before any -I directory.
+# kselftest build of the suite needs from tools/compat in a tree whose
+# SELFTESTS/kselftest.h lacks ksft_test_result_code() (5.10, 6.1).
+# -iquote, as lib.mk puts USERCFLAGS after the suite's -I..: "kselftest.h"
+# is looked for there before any -I directory.
 compat_make_args()
 {
 	grep -q ksft_test_result_code "$1/kselftest.h" && return 0
 	printf '%s\n' "USERCFLAGS=-iquote $TOOLS/compat/ksft" "KCFLAGS=$COMPAT_KCFLAGS"
 }
 
-# The characters a path given to make cannot hold: make splits its words at
-# blanks and reads : % $ # in a target, a recipe's shell the others; Kbuild
-# itself refuses a tree whose path holds a space or a colon.  A checkout, a
-# cache or a kernel tree whose path holds one is refused (exit 2) before
-# anything is written: unrefused, a runner built in "/tmp/a b/clone" went
-# to /tmp/a.
+# What a path given to make cannot hold: make splits words at blanks and
+# reads : % $ # in a target, a recipe's shell the others; Kbuild refuses a
+# space or a colon.
 readonly PATH_UNSAFE=$' \t\n:%$#\\\'"`;&|<>()*?[]{}!'
 
-# path_problem PATH: why make or Kbuild cannot take PATH; nothing when they
-# can.
+# path_problem PATH: why make or Kbuild cannot take PATH (a checkout, a
+# cache or a kernel tree: refused, exit 2, before anything is written);
+# nothing when they can.
 path_problem()
 {
 	local i c
@@ -78,44 +68,50 @@ path_problem()
 	done
 }
 
-# The checkout itself, checked by every script (and by the Makefile, which
-# runs this file for it).
-case $TOP in
-*[!A-Za-z0-9/._+,@=~-]*)
-	if top_problem=$(path_problem "$TOP") && [ -n "$top_problem" ]; then
-		printf '%s: the checkout %s: %s; move or clone it to a path without one\n' \
-			"$PROG" "$TOP" "$top_problem" >&2
-		exit "$EXIT_USAGE"
-	fi
-	;;
-esac
+# The checkout itself, checked by every script (and by GNUmakefile).
+top_problem=$(path_problem "$TOP")
+if [ -n "$top_problem" ]; then
+	printf '%s: the checkout %s: %s; move or clone it to a path without one\n' \
+		"$PROG" "$TOP" "$top_problem" >&2
+	exit "$EXIT_USAGE"
+fi
 
-# The kernels built from Debian's linux-source (tools/kernel/build-kernel.sh
-# --variant): vanilla as Debian ships it, the others with the series of
-# tools/kernel/patches/<variant>/<X.Y>/: patched the 3.8 flag (PF_USED_ASYNC)
-# forward-ported, fixed module init waiting only for its own async work and
-# what it chains, window the fixed series of 2026-12-04 (waiting for the calls
-# queued from before the init to its wait: chained work missed), kept as
-# the base of broken variants of a fix (patches/<broken>/, on top of it).
-# shellcheck disable=SC2034 # for the scripts that source this
+# The kernels built from Debian's linux-source (build-kernel.sh --variant):
+# vanilla as Debian ships it, the others with tools/kernel/patches/<variant>/
+# <X.Y>/: patched the 3.8 flag (PF_USED_ASYNC) forward-ported, fixed module
+# init waiting only for its own async work and what it chains, window the
+# fixed series of 2026-12-04 (chained work missed), kept as the base of
+# broken variants of a fix (patches/<broken>/, on top of it).
 readonly SOURCE_VARIANTS="vanilla patched fixed window"
+
+# is_source_variant WORD: WORD is one of them.
+is_source_variant()
+{
+	[[ " $SOURCE_VARIANTS " == *" $1 "* ]]
+}
 
 # The payload: the files that go into a kernel tree as
 # tools/testing/selftests/module_async/, listed here and nowhere else (git
 # pathspecs, relative to $TOP): the kselftest Makefile, the in-tree README,
 # config, settings, the driver, the runner and its library (not its host
-# tests, lib/test_*.c) and the test modules.  Nothing of tools/, no host
-# tests or their lib/Makefile, no standalone build rules (GNUmakefile), no
-# CI files (.ci/), no project README (README.md).
+# tests) and the test modules; nothing of tools/, GNUmakefile, .ci/ or
+# README.md.
 readonly PAYLOAD=(Makefile README config settings module_async.sh module_async.c
 	':(glob)runner/*.[ch]' ':(glob)lib/*.[ch]' ':(exclude,glob)lib/test_*'
 	modules/Makefile ':(glob)modules/*.[ch]')
 
-# payload_files: the payload's files, NUL-terminated, relative to $TOP:
-# those of PAYLOAD git tracks or would track.
+# clone_files [PATHSPEC...]: what a clone of this repository holds (what git
+# tracks or would track) of PATHSPECs (all by default), NUL-terminated,
+# relative to $TOP.
+clone_files()
+{
+	(cd "$TOP" && git ls-files -z --cached --others --exclude-standard -- "${@:-.}")
+}
+
+# payload_files: the payload's files, as clone_files lists them.
 payload_files()
 {
-	(cd "$TOP" && git ls-files -z --cached --others --exclude-standard -- "${PAYLOAD[@]}")
+	clone_files "${PAYLOAD[@]}"
 }
 
 # payload_copy DIR: the payload into DIR (made), as it goes into a tree.
@@ -123,25 +119,6 @@ payload_copy()
 {
 	mkdir -p "$1" && payload_files | rsync -a --from0 --files-from=- "$TOP/" "$1/"
 }
-
-# clone_files: what a clone of this repository holds (what git tracks or
-# would track), NUL-terminated, relative to $TOP.
-clone_files()
-{
-	(cd "$TOP" && git ls-files -z --cached --others --exclude-standard -- .)
-}
-
-# is_source_variant WORD: WORD is one of them.
-is_source_variant()
-{
-	case " $SOURCE_VARIANTS " in
-	*" $1 "*) return 0 ;;
-	*) return 1 ;;
-	esac
-}
-
-# Command substitutions fail like the commands they run.
-shopt -s inherit_errexit
 
 log()
 {
@@ -310,26 +287,20 @@ cache_dir()
 	elif [ -n "${XDG_CACHE_HOME:-}${HOME:-}" ]; then
 		printf '%s\n' "${XDG_CACHE_HOME:-$HOME/.cache}/module_async"
 	else
-		printf '%s: no cache: HOME, XDG_CACHE_HOME and MODULE_ASYNC_CACHE are all unset\n' \
-			"$PROG" >&2
+		log "no cache: HOME, XDG_CACHE_HOME and MODULE_ASYNC_CACHE are all unset (set one)"
 		return "$EXIT_USAGE"
 	fi
 }
 
 # cache_ready: the cache can be used, said before any work by the scripts
-# that write it (an apt query that cannot keep its answer would otherwise
-# read as an empty answer).  No HOME (nor XDG_CACHE_HOME or
-# MODULE_ASYNC_CACHE) is the caller's environment at fault, as bad usage is:
-# exit 2, and so is a path make cannot take (path_problem: kernels are
-# built there).  A cache that cannot be made or written is the host's
-# failure: exit 3.
+# that write it (an apt answer that cannot be kept would read as an empty
+# one).  No cache, or one whose path make cannot take (kernels are built
+# there), is bad usage: exit 2; one that cannot be made or written: exit 3.
 cache_ready()
 {
 	local dir why err
 
-	dir=$(cache_dir 2>/dev/null) ||
-		usage_error "no cache: HOME, XDG_CACHE_HOME and MODULE_ASYNC_CACHE are" \
-			"all unset (set one)"
+	dir=$(cache_dir) || { usage >&2; exit "$EXIT_USAGE"; }
 	why=$(path_problem "$dir")
 	[ -z "$why" ] || usage_error "the cache $dir: $why (set MODULE_ASYNC_CACHE)"
 	err=$(mkdir -p -- "$dir" 2>&1) || die "cannot make the cache $dir: ${err##*: }"
@@ -344,45 +315,29 @@ check_debversion()
 }
 
 # The Debian releases the tools know, each with the series X.Y of its
-# kernel (its linux-source-X.Y); a series' source is taken by default from
-# the first release here that has it.  Any other release or series is
-# refused (exit 2) before anything is fetched: apt would have to be asked,
-# over the network, to say it has none.  The one list: every script that
-# checks a release or a series reads it.
+# kernel (linux-source-X.Y), a series' source taken from the first release
+# that has it.  Every script that checks a release or a series reads this
+# list, and refuses any other (exit 2) before anything is fetched: apt
+# would have to be asked, over the network, to say it has none.
 readonly DEB_RELEASES="bullseye:5.10 bookworm:6.1 trixie:6.12 sid:7.2 bookworm-backports:6.12"
 
 # deb_releases: the known releases, one a line.
 deb_releases()
 {
-	local r
-
-	for r in $DEB_RELEASES; do
-		printf '%s\n' "${r%%:*}"
-	done
+	tr ' ' '\n' <<<"$DEB_RELEASES" | cut -d: -f1
 }
 
 # deb_series: the known series, one a line, each once.
 deb_series()
 {
-	local r
-
-	for r in $DEB_RELEASES; do
-		printf '%s\n' "${r#*:}"
-	done | awk '!seen[$0]++'
+	tr ' ' '\n' <<<"$DEB_RELEASES" | cut -d: -f2 | awk '!seen[$0]++'
 }
 
-# series_release X.Y: the release whose kernel is of series X.Y (the first
-# in DEB_RELEASES); nothing for a series none has.
+# series_release X.Y: the first known release of series X.Y; nothing for
+# a series none has.
 series_release()
 {
-	local r
-
-	for r in $DEB_RELEASES; do
-		if [ "${r#*:}" = "$1" ]; then
-			printf '%s\n' "${r%%:*}"
-			return
-		fi
-	done
+	tr ' ' '\n' <<<"$DEB_RELEASES" | awk -F: -v s="$1" '$2 == s && !n++ { print $1 }'
 }
 
 # check_release RELEASE: one of DEB_RELEASES.
@@ -402,19 +357,16 @@ check_series()
 		"linux-source-$1 (known: $(deb_series | paste -sd' '))"
 }
 
-# ksrc_problem DIR: why DIR is no kernel tree that tools/kernel/build-kernel.sh
-# --ksrc can build out of tree; nothing when it is one.  Kbuild builds with
-# O= only from a tree never configured in place (no .config, no
-# include/config/).
+# ksrc_problem DIR: why DIR is no kernel tree that build-kernel.sh --ksrc
+# can build out of tree (Kbuild builds with O= only from a tree never
+# configured in place); nothing when it is one.
 ksrc_problem()
 {
-	if [ ! -d "$1" ]; then
-		echo "no such directory"
-	elif [ -n "$(path_problem "$(cd "$1" && pwd -P)")" ]; then
-		path_problem "$(cd "$1" && pwd -P)"
-	elif ! grep -qE '^VERSION = [0-9]+$' "$1/Makefile" 2>/dev/null ||
-	     ! grep -qE '^PATCHLEVEL = [0-9]+$' "$1/Makefile" ||
-	     [ ! -f "$1/kernel/async.c" ] || [ ! -f "$1/scripts/kconfig/merge_config.sh" ]; then
+	[ -d "$1" ] || { echo "no such directory"; return; }
+	path_problem "$(cd "$1" && pwd -P)" | grep . && return
+	if ! grep -qE '^VERSION = [0-9]+$' "$1/Makefile" 2>/dev/null ||
+	   ! grep -qE '^PATCHLEVEL = [0-9]+$' "$1/Makefile" ||
+	   [ ! -f "$1/kernel/async.c" ] || [ ! -f "$1/scripts/kconfig/merge_config.sh" ]; then
 		echo "not a kernel source tree (no Makefile with VERSION and PATCHLEVEL," \
 			"kernel/async.c, scripts/kconfig/merge_config.sh)"
 	elif [ -e "$1/.config" ] || [ -e "$1/include/config" ]; then
@@ -423,15 +375,18 @@ ksrc_problem()
 	fi
 }
 
-# entry_valid DIR STAMP: DIR is a complete entry made from STAMP, and
-# intact: every file its manifest lists is there with its size (a file cut
-# short, a module tree deleted).  Sizes, not checksums: a look at every
-# file of a 20000-file module tree costs a fraction of a second where
-# hashing it costs ten.
+# ---- cache entries --------------------------------------------------------
+
+# An entry is a directory made in a temporary one beside it (entry_tmp) and
+# renamed into place when complete (entry_commit).  Its last file written
+# is its ".complete" stamp, which records what it was made from: an entry
+# whose stamp is missing or differs from what it would be made from now is
+# deleted and made again.
+
+# entry_valid DIR STAMP: DIR is a complete entry made from STAMP, and intact.
 entry_valid()
 {
-	[ -d "$1" ] && [ -f "$1/.complete" ] &&
-		[ "$(cat "$1/.complete")" = "$2" ] && entry_intact "$1"
+	[ -f "$1/.complete" ] && [ "$(cat "$1/.complete")" = "$2" ] && entry_intact "$1"
 }
 
 # The manifest of entry DIR's files: "SIZE PATH" a line, sorted.
@@ -442,7 +397,9 @@ entry_manifest()
 }
 
 # entry_intact DIR: the files of DIR's .manifest are there, each with its
-# size; says which one is not.  Files added since are not its business.
+# size (not cut short, not deleted); says which one is not.  Files added
+# since are not its business.  Sizes, not checksums: a look at every file
+# of a 20000-file module tree costs a fraction of a second, hashing it ten.
 entry_intact()
 {
 	local bad
@@ -457,12 +414,11 @@ entry_intact()
 	return 1
 }
 
-# An entry's checksums, .md5sums (md5sum's "SUM  PATH" lines, paths
-# relative to the entry), say what the files a run loads must hold: a kernel
-# fetched from Debian takes its packages' own (each .deb's DEBIAN/md5sums),
-# one built here those entry_sum records.  entry_verify checks only what a
-# run loads (the kernel image, the modules that go into its initramfs):
-# 10 MB, where the whole module tree would be 400.
+# An entry's checksums, .md5sums (md5sum's lines, paths relative to the
+# entry), say what the files a run loads must hold: a fetched kernel's are
+# its packages' own (DEBIAN/md5sums), a built one's entry_sum's.  Only what
+# a run loads is checked (the kernel image, the initramfs's modules): 10 MB,
+# where the whole module tree would be 400.
 readonly ENTRY_SUMS=.md5sums
 
 # entry_sum PATH...: record the checksums of files of the entry being made
@@ -486,13 +442,13 @@ entry_verify()
 	fi
 	for f in "$@"; do
 		real=$(readlink -f "$root/$f") || real=
-		case $real in
-		"$root"/*) [ -f "$real" ] && paths+=("${real#"$root"/}") && continue ;;
-		esac
-		log "${root##*/}: $f is missing or leads out of the entry"
-		return 1
+		if [[ $real != "$root"/* ]] || [ ! -f "$real" ]; then
+			log "${root##*/}: $f is missing or leads out of the entry"
+			return 1
+		fi
+		paths+=("${real#"$root"/}")
 	done
-	# Their lines of the checksums, or "- PATH" for one that has none.
+	# Their lines of the checksums, and "- PATH" for one that has none.
 	sums=$(printf '%s\n' "${paths[@]}" |
 		awk 'NR == FNR { want[$0] = 1; next }
 		     { p = substr($0, 35) }
@@ -516,16 +472,15 @@ entry_lock()
 	flock 9
 }
 
-# may_own PID FILE: process PID runs and began before FILE last changed,
-# so it may have made FILE.  PIDs are reused (pid_max may be 32768): a
-# process that began after FILE's last change is not its maker.  From
+# may_own PID FILE: process PID runs (a zombie does not) and began before
+# FILE was made, so it may have made it: PIDs are reused.  Made is FILE's
+# birth time, else its ctime: never its mtime, which touch sets back
+# (mkinitramfs.sh dates its root 1970 for cpio).  The start from
 # /proc/PID/stat's starttime (field 22, ticks after boot) and /proc/stat's
-# btime, to the second.  A zombie runs no more: a killed run's processes
-# stay zombies until init reaps them, seconds where it reaps lazily (a
-# container's).
+# btime, to the second.
 may_own()
 {
-	local stat fields btime
+	local stat fields btime made
 
 	kill -0 "$1" 2>/dev/null || return 1
 	{ read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 0
@@ -533,12 +488,14 @@ may_own()
 	[ "${fields[0]:-}" != Z ] || return 1
 	btime=$(awk '$1 == "btime" { print $2 }' /proc/stat) || return 0
 	[ -n "$btime" ] && [ -n "${fields[19]:-}" ] || return 0
-	[ $((btime + fields[19] / $(getconf CLK_TCK))) -le $(($(stat -c %Y "$2") + 1)) ]
+	made=$(stat -c %W "$2") || return 0
+	[ "$made" != 0 ] || made=$(stat -c %Z "$2") || return 0
+	[ $((btime + fields[19] / $(getconf CLK_TCK))) -le $((made + 1)) ]
 }
 
 # stale_remove PREFIX: remove PREFIX<pid>.* left behind by a process that
-# is gone (killed with SIGKILL, say): the temporary files of a run are
-# named PREFIX$$.XXXXXX, so the next run can tell whose they were.
+# is gone (killed with SIGKILL, say): a run names its temporary files
+# PREFIX$$.XXXXXX.
 stale_remove()
 {
 	local f pid
@@ -556,9 +513,9 @@ stale_remove()
 	done
 }
 
-# entry_tmp DIR: a fresh temporary directory beside DIR, removed on exit
-# unless entry_commit renamed it into place; one a killed builder left
-# goes first.
+# entry_tmp DIR: a fresh temporary directory beside DIR, ENTRY_TMP, removed
+# on exit unless entry_commit renamed it into place; one a killed builder
+# left goes first.
 ENTRY_TMP=
 entry_tmp()
 {
@@ -569,10 +526,7 @@ entry_tmp()
 
 entry_tmp_cleanup()
 {
-	if [ -n "$ENTRY_TMP" ] && [ -d "$ENTRY_TMP" ]; then
-		chmod -R u+w "$ENTRY_TMP" 2>/dev/null || true
-		rm -rf "$ENTRY_TMP"
-	fi
+	[ -z "$ENTRY_TMP" ] || entry_remove "$ENTRY_TMP"
 }
 
 # entry_remove DIR: delete an entry and any leftovers of earlier builders.
@@ -601,15 +555,14 @@ entry_commit()
 
 # ---- which kernel an image holds ------------------------------------------
 
-# A kernel is named by its GNU build ID: ld (--build-id=sha1, kbuild's
-# LDFLAGS_vmlinux) writes a SHA-1 of the linked vmlinux into its notes, and
-# the boot image's compressed payload (objcopy -S of vmlinux) keeps them, as
-# does the running kernel's /sys/kernel/notes.  Reading it needs the payload
-# unpacked (by the kernel tree's own scripts/extract-vmlinux: 0.2 s for a
-# built kernel, a second for Debian's) but no comparison of the bytes.
+# A kernel is named by its GNU build ID: ld (kbuild's --build-id=sha1) writes
+# a SHA-1 of the linked vmlinux into its notes, which the boot image's
+# compressed payload keeps, as does the running kernel's /sys/kernel/notes.
+# Reading it needs the payload unpacked (by the kernel tree's own
+# scripts/extract-vmlinux: 0.2 s for a built kernel, a second for Debian's).
 
-# elf_build_id FILE: the GNU build ID of ELF file FILE (readelf -n), one
-# line of hex; fails, printing nothing, where it has none.
+# elf_build_id FILE: the GNU build ID of ELF file FILE, one line of hex;
+# fails, printing nothing, where it has none.
 elf_build_id()
 {
 	local id
@@ -622,8 +575,7 @@ elf_build_id()
 
 # kernel_build_id IMAGE SCRIPT: the build ID of the kernel in IMAGE, a
 # bzImage (or an ELF vmlinux) unpacked by SCRIPT, a kernel tree's
-# scripts/extract-vmlinux, into a temporary file; fails, saying why, where
-# it cannot be unpacked or has none.
+# scripts/extract-vmlinux; fails, saying why, where it cannot.
 kernel_build_id()
 {
 	local tmp rc=0
@@ -639,8 +591,8 @@ kernel_build_id()
 }
 
 # kernel_image_check IMAGE VMLINUX SCRIPT: the kernel in boot image IMAGE
-# (unpacked by SCRIPT, see kernel_build_id) is ELF file VMLINUX, the same
-# build ID; prints it.  Else fails, saying what each holds.
+# (unpacked by SCRIPT) is ELF file VMLINUX, the same build ID; prints it.
+# Else fails, saying what each holds.
 kernel_image_check()
 {
 	local want got
@@ -660,12 +612,9 @@ kernel_image_check()
 # ---- steps keyed by their inputs ------------------------------------------
 
 # A host step whose output lies in build/ (the test modules, an initramfs)
-# is skipped when its stamp, STAMP beside the output, says it was made from
-# the same inputs (KEY: text naming them, e.g. their checksums) and its
-# outputs are still the files it wrote: each's size and modification time
-# (to the nanosecond) as they were when the stamp was written.  Anything
-# else (no stamp, another key, an output touched or gone) means the step
-# runs again.
+# is skipped when its stamp says it was made from the same inputs (KEY:
+# text naming them, e.g. their checksums) and its outputs are still the
+# files it wrote: each's size and modification time (to the nanosecond).
 
 # step_text KEY FILE...: the stamp of KEY and FILEs; fails if one is missing.
 step_text()
@@ -711,382 +660,6 @@ tools_key()
 	done
 	stat -L -c '%s %y %n' -- "${paths[@]}"
 	stat -c '%s %y %n' /var/lib/dpkg/status 2>/dev/null || true
-}
-
-# ---- Debian packages ------------------------------------------------------
-
-# Releases the machine's apt does not serve are reached through a private apt
-# configuration, $CACHE/apt/<release>/apt.conf, exported as APT_CONFIG: its
-# own sources list (deb lines for the machine's Debian mirror, signed by
-# Debian's archive keyring), lists, cache and (empty) preferences.  apt reads
-# APT_CONFIG first and /etc/apt/apt.conf.d/ after it, so the machine's
-# settings stay in force (a snapshot mirror needs its Check-Valid-Until
-# "false"); the file sets only paths apt.conf.d leaves alone, and deb_release
-# checks with apt-config that they took effect.  The machine's sources, lists
-# and cache are never written.
-#
-# Its lists are refreshed by apt-get update when older than a day: Debian
-# publishes at most four times a day, and a .deb that leaves the indexes
-# stays in the pool for 36 hours (dak's StayOfExecution), so lists younger
-# than that still name files the mirror has.  Remove
-# $CACHE/apt/<release>/updated to refresh them sooner.
-DEB_LISTS_MAX_AGE=86400
-DEB_KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
-
-# apt_cache ARGS...: what apt-cache ARGS prints (its stderr dropped) and
-# its exit status.  A query costs apt-cache most of a second (several on a
-# busy machine) and a cache hit of fetch-kernel.sh makes eight, so answers
-# are kept in $CACHE/apt-answers/, keyed by the query and apt_state.
-# Answers older than a day are removed.
-apt_cache()
-{
-	local state key f rc=0
-
-	if [ "$APT_STATE_OF" = "x${APT_CONFIG:-}" ]; then
-		state=$APT_STATE
-	else
-		state=$(apt_state)
-	fi
-	if [ -z "$state" ]; then
-		apt-cache "$@" 2>/dev/null
-		return
-	fi
-	key=$(printf '%s\0' "$state" "$@" | sha256sum)
-	f=$(cache_dir)/apt-answers/${key%% *}
-	if [ -f "$f" ]; then
-		{ read -r rc; cat; } <"$f"
-		return "$rc"
-	fi
-	if ! mkdir -p "${f%/*}" || ! : >"$f.tmp.$$"; then
-		die "cannot keep apt's answers in ${f%/*}"
-	fi
-	apt-cache "$@" >"$f.tmp.$$" 2>/dev/null || rc=$?
-	{ echo "$rc"; cat "$f.tmp.$$"; } >"$f.new.$$"
-	mv "$f.new.$$" "$f"
-	cat "$f.tmp.$$"
-	rm -f "$f.tmp.$$"
-	find "${f%/*}" -type f -mmin +"$((DEB_LISTS_MAX_AGE / 60))" -delete 2>/dev/null || true
-	return "$rc"
-}
-
-# apt_state: a checksum of the state apt answers from, for APT_CONFIG: the
-# size, time and inode of /etc/apt's configuration, sources and
-# preferences, of the lists in /var/lib/apt/lists/ (and the private
-# configuration's own, deb_release), and of dpkg's status (installed
-# versions weigh in apt's policy; an upgrade of apt itself changes it).  An
-# update, an install or a changed source changes it.  Nothing where /etc/apt's
-# configuration moves those files elsewhere (Dir, Dir::State, Dir::Etc,
-# Dir::Bin): no answer is kept then.
-apt_state()
-{
-	local private=()
-
-	if grep -Eqs '^[[:space:]]*Dir([[:space:]"{]|::(State|Etc|Bin))' \
-		/etc/apt/apt.conf /etc/apt/apt.conf.d/*; then
-		return 0
-	fi
-	[ -z "${APT_CONFIG:-}" ] ||
-		private=("$APT_CONFIG" "${APT_CONFIG%/*}"/{sources.list,preferences}*
-			 "${APT_CONFIG%/*}"/lists/*)
-	{
-		printf '%s\0' "${APT_CONFIG:-}"
-		stat -L -c '%s %y %i %n' /var/lib/dpkg/status /etc/apt/* /etc/apt/*.d/* \
-			/var/lib/apt/lists/* ${private[@]+"${private[@]}"} 2>/dev/null || true
-	} | sha256sum | cut -d' ' -f1
-}
-
-# apt_lists_fresh DIR: the private configuration DIR's lists were updated
-# less than DEB_LISTS_MAX_AGE ago.  A stamp dated in the future (a clock
-# set back, a copied cache) says nothing of their age: stale, or they would
-# never be refreshed.
-apt_lists_fresh()
-{
-	local age
-
-	[ -f "$1/updated" ] || return 1
-	age=$(($(date +%s) - $(stat -c %Y "$1/updated")))
-	[ "$age" -ge 0 ] && [ "$age" -lt "$DEB_LISTS_MAX_AGE" ]
-}
-
-# APT_STATE: apt_state as deb_release left apt (for APT_CONFIG x$APT_STATE_OF),
-# so that the queries after it need not work it out again.
-APT_STATE='' APT_STATE_OF=''
-
-# deb_machine_suites: "LABEL SUITE URI" for each suite of the machine's own
-# apt sources (either format), as apt-cache policy reads them; LABEL is the
-# Release file's (Debian, Debian-Security).
-deb_machine_suites()
-{
-	(unset APT_CONFIG; apt_cache policy) |
-		awk '$1 ~ /^[0-9]+$/ && $NF == "Packages" {
-			uri = $2; suite = $3; sub(/\/.*/, "", suite); next
-		     }
-		     uri != "" && $1 == "release" && match($2, /(^|,)l=[^,]*/) {
-			l = substr($2, RSTART, RLENGTH); sub(/^,?l=/, "", l)
-			print l, suite, uri
-		     }
-		     { uri = "" }' | sort -u
-}
-
-# deb_release_suites RELEASE: "MIRROR SUITE" for the suites a default
-# installation of RELEASE lists: the release and its -updates from the Debian
-# mirror and its -security from the security mirror; sid and a backports
-# suite alone (a backports user has the release too, but then apt's
-# candidate is the release's kernel, not the backported one).
-deb_release_suites()
-{
-	case $1 in
-	sid | unstable | experimental | *-backports) echo "debian $1" ;;
-	*) printf 'debian %s\ndebian %s-updates\nsecurity %s-security\n' "$1" "$1" "$1" ;;
-	esac
-}
-
-# deb_release RELEASE [deb-src]: make apt serve RELEASE (a codename or
-# suite: bullseye, bookworm, bookworm-backports, trixie, sid, ...): the
-# machine's own apt when its sources list that release, else the private
-# configuration (APT_CONFIG exported), its lists refreshed first when missing
-# or stale; APT_STATE set for it.  With deb-src, RELEASE's source packages
-# (apt-get source), always from a private configuration of their own,
-# $CACHE/apt/<release>-src.
-deb_release()
-{
-	deb_release_apt "$1" "${2:-deb}"
-	APT_STATE=$(apt_state)
-	APT_STATE_OF=x${APT_CONFIG:-}
-}
-
-deb_release_apt()
-{
-	local rel=$1 kind=$2 dir label suite uri debian='' security='' mirror conf
-	local fresh=true sandbox=() suites
-
-	check_release "$rel"
-	unset APT_CONFIG
-	suites=$(deb_machine_suites) || die "could not read the machine's apt sources"
-	while read -r label suite uri; do
-		case $label in
-		Debian)
-			if [ "$kind" = deb ] && [ "$suite" = "$rel" ] &&
-			   [[ $rel != *-backports ]]; then
-				return 0
-			fi
-			[ -n "$debian" ] || debian=$uri
-			;;
-		Debian-Security) [ -n "$security" ] || security=$uri ;;
-		esac
-	done <<<"$suites"
-	[ -n "$debian" ] ||
-		die "the machine's apt sources name no Debian mirror" \
-			"(no suite labelled Debian: run apt-get update)"
-	[ -r "$DEB_KEYRING" ] || die "no $DEB_KEYRING (install debian-archive-keyring)"
-
-	dir=$(cache_dir)/apt/$rel${kind#deb}
-	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial" \
-		"$dir/sources.list.d" "$dir/preferences.d"
-	exec 8>"$dir.lock"
-	flock 8
-	while read -r mirror suite; do
-		uri=$debian
-		if [ "$mirror" = security ]; then
-			uri=$security
-			[ -n "$uri" ] || continue	# the machine has no security mirror
-		fi
-		printf '%s [signed-by=%s] %s %s main\n' "$kind" "$DEB_KEYRING" "$uri" "$suite"
-	done < <(deb_release_suites "$rel") >"$dir/sources.list.new"
-	printf '%s\n' "// module_async: Debian $rel beside the machine's apt" \
-		"Dir::Etc::sourcelist \"$dir/sources.list\";" \
-		"Dir::Etc::sourceparts \"$dir/sources.list.d\";" \
-		"Dir::Etc::preferences \"$dir/preferences\";" \
-		"Dir::Etc::preferencesparts \"$dir/preferences.d\";" \
-		"Dir::State::Lists \"$dir/lists\";" \
-		"Dir::Cache \"$dir/cache\";" >"$dir/apt.conf.new"
-	for conf in sources.list apt.conf; do
-		if cmp -s "$dir/$conf.new" "$dir/$conf"; then
-			rm "$dir/$conf.new"
-		else
-			mv "$dir/$conf.new" "$dir/$conf"
-			fresh=false
-		fi
-	done
-	export APT_CONFIG=$dir/apt.conf
-	if [ "$(apt-config dump --format '%v%n' Dir::State::Lists)" != "$dir/lists" ] ||
-	   [ "$(apt-config dump --format '%v%n' Dir::Etc::sourcelist)" != \
-	     "$dir/sources.list" ]; then
-		die "/etc/apt/apt.conf.d overrides the paths $APT_CONFIG sets"
-	fi
-
-	if $fresh && apt_lists_fresh "$dir"; then
-		exec 8>&-
-		return 0
-	fi
-	rm -f "$dir/updated"
-	log "apt-get update for Debian $rel${kind#deb} (lists in $dir/lists)"
-	# As root apt would warn that its sandbox user cannot write here.
-	[ "$(id -u)" -ne 0 ] || sandbox=(-o APT::Sandbox::User=root)
-	apt-get update -q "${sandbox[@]}" -o APT::Update::Error-Mode=any >&2 ||
-		die "apt-get update for Debian $rel failed (sources: $dir/sources.list)"
-	touch "$dir/updated"
-	exec 8>&-
-}
-
-# deb_field PACKAGE VERSION FIELD: a field of the package from apt's
-# (signed) indexes; empty when apt does not know that version.  The readers
-# of apt's output here read it to its end: one that stopped early (awk's
-# exit, head) would kill apt with SIGPIPE, a failure under pipefail.
-deb_field()
-{
-	apt_cache show "$1=$2" |
-		awk -v f="$3:" '$1 == f && !n++ { sub(/^[^:]*: */, ""); print }'
-}
-
-# deb_default_version PACKAGE: the candidate version apt would install.
-deb_default_version()
-{
-	apt_cache policy "$1" |
-		awk '$1 == "Candidate:" && !n++ { print $2 }'
-}
-
-# deb_index VERSION PACKAGE...: for each package apt's (signed) indexes know
-# at VERSION, a line "PACKAGE SHA256 ARCH" (one apt-cache call: each costs
-# most of a second).
-deb_index()
-{
-	local ver=$1 pkg args=()
-
-	shift
-	for pkg in "$@"; do
-		args+=("$pkg=$ver")
-	done
-	apt_cache show "${args[@]}" |
-		awk '$1 == "Package:" { p = $2 }
-		     $1 == "Architecture:" { a[p] = $2 }
-		     $1 == "SHA256:" && !(p in s) { s[p] = $2; o[++n] = p }
-		     END { for (i = 1; i <= n; i++) print o[i], s[o[i]], a[o[i]] }'
-}
-
-# deb_fetch PACKAGE VERSION SHA256 ARCH DIR: DIR/PACKAGE_VERSION_ARCH.deb
-# with that sha256 (from deb_index), downloaded with apt-get (which checks it
-# against the index too) unless it is already there.  Prints its path.
-deb_fetch()
-{
-	local pkg=$1 ver=$2 sha=$3 arch=$4 dir=$5 deb got dl sandbox
-
-	deb="$dir/${pkg}_${ver//:/%3a}_$arch.deb"
-	stale_remove "$dir/.download."
-	if [ -f "$deb" ]; then
-		got=$(sha256sum "$deb" | cut -d' ' -f1)
-		if [ "$got" = "$sha" ]; then
-			log "using cached ${deb##*/}"
-			printf '%s\n' "$deb"
-			return
-		fi
-		log "cached ${deb##*/} does not match apt's sha256: downloading again"
-		rm -f "$deb"
-	fi
-	mkdir -p "$dir"
-	dl=$(mktemp -d "$dir/.download.$$.XXXXXX")
-	log "downloading $pkg=$ver"
-	# As root apt would warn that its sandbox user cannot write here.
-	sandbox=()
-	[ "$(id -u)" -ne 0 ] || sandbox=(-o APT::Sandbox::User=root)
-	# Interrupted, the download goes with the subshell that makes it.
-	if ! (trap 'rm -rf "$dl"' EXIT
-	      cd "$dl" && apt-get download -q "${sandbox[@]}" "$pkg=$ver" >&2 &&
-	      trap - EXIT); then
-		rm -rf "$dl"
-		die "apt-get download $pkg=$ver failed"
-	fi
-	got=$(find "$dl" -maxdepth 1 -name '*.deb' -print -quit)
-	if [ -z "$got" ]; then
-		rm -rf "$dl"
-		die "apt-get download $pkg=$ver left no .deb"
-	fi
-	if [ "$(sha256sum "$got" | cut -d' ' -f1)" != "$sha" ]; then
-		rm -rf "$dl"
-		die "$pkg=$ver: downloaded .deb does not match apt's sha256"
-	fi
-	mv "$got" "$deb"
-	rmdir "$dl"
-	printf '%s\n' "$deb"
-}
-
-# deb_depends PACKAGE VERSION REGEX: the packages PACKAGE at VERSION depends
-# on (any alternative) whose names match REGEX, one a line.
-deb_depends()
-{
-	deb_field "$1" "$2" Depends | tr ',|' '\n' |
-		awk -v re="$3" '{ sub(/^ +/, ""); sub(/ .*/, "") } $0 ~ re'
-}
-
-# The name of a Debian amd64 kernel image of any generation:
-# linux-image-5.10.0-46-amd64, -6.1.0-57-amd64, -6.12.118+deb13-amd64,
-# -7.2.13+deb14-amd64; no flavour (cloud, rt), no -unsigned, -dbg twin.
-readonly DEB_IMAGE_RE='^linux-image-[0-9]+\.[0-9]+\.[0-9]+(-[0-9]+)?(\+[a-z0-9]+)?-amd64$'
-
-# deb_kernel_release DEBVERSION: the release (e.g. 6.1.0-57-amd64,
-# 7.2.13+deb14-amd64) of Debian's amd64 kernel built at that version, from
-# what the linux-image-amd64 metapackage depends on or, when the metapackage
-# is not at that version, from the image packages apt knows at it.
-deb_kernel_release()
-{
-	local ver=$1 images pkg
-
-	pkg=$(deb_depends linux-image-amd64 "$ver" '^linux-image-.*-amd64$' | sed -n 1p)
-	if [ -z "$pkg" ]; then
-		# 6.1.0-57-amd64, 6.12.118+deb12-amd64: no flavour, no metapackage
-		mapfile -t images < <(apt_cache pkgnames linux-image- |
-			grep -E "$DEB_IMAGE_RE")
-		[ "${#images[@]}" -gt 0 ] || return 1
-		pkg=$(apt_cache madison "${images[@]}" |
-			awk -F' *[|] *' -v v="$ver" '$2 == v && !n++ { print $1 }')
-		pkg=${pkg# }
-	fi
-	[ -n "$pkg" ] || return 1
-	pkg=${pkg#linux-image-}
-	printf '%s\n' "$pkg"
-}
-
-# make's name for the directory of the Makefile it is reading.
-# shellcheck disable=SC2016 # make expands it
-readonly MAKEFILE_HERE='$(dir $(lastword $(MAKEFILE_LIST)))'
-
-# headers_makefile HEADERS COMMON: Debian's linux-headers-<krel>/Makefile
-# (HEADERS, on stdin) includes the -common headers' (COMMON) by an absolute
-# /usr/src path, and 7.2's first names its own directory as KBUILD_OUTPUT;
-# prints it with both made relative to the Makefile itself, so that an
-# unpacked entry works wherever the cache is.  Any other line: die.
-headers_makefile()
-{
-	local line included=false here=$MAKEFILE_HERE
-
-	while IFS= read -r line; do
-		case $line in
-		"include /usr/src/$2/Makefile")
-			printf 'include %s../%s/Makefile\n' "$here" "$2"
-			included=true
-			;;
-		"KBUILD_OUTPUT=/usr/src/$1" | "KBUILD_OUTPUT = /usr/src/$1")
-			printf 'KBUILD_OUTPUT := %s\n' "\$(abspath $here)" ;;
-		'' | '#'*) printf '%s\n' "$line" ;;
-		*) die "$1/Makefile: unexpected line '$line'" ;;
-		esac
-	done
-	$included || die "$1/Makefile does not include /usr/src/$2/Makefile as expected"
-}
-
-# stock_version [DEBVERSION]: the requested version, or the one
-# linux-image-amd64 points to.
-stock_version()
-{
-	local ver=${1:-}
-
-	if [ -z "$ver" ]; then
-		ver=$(deb_default_version linux-image-amd64)
-		if [ -z "$ver" ] || [ "$ver" = "(none)" ]; then
-			die "apt knows no linux-image-amd64 (is this Debian? run apt-get update)"
-		fi
-	fi
-	printf '%s\n' "$ver"
 }
 
 # module_files MODDIR NAME: the files of module NAME (as modprobe names it)

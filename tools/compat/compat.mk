@@ -7,11 +7,9 @@
 #
 # COMPAT_CFLAGS: for the runner, against $(KSFT_DIR)/kselftest.h (expanded
 # when a recipe needs it): ksft/ before it on the include path where it
-# lacks ksft_test_result_code() (ksft/kselftest.h adds it).
-# COMPAT_KCFLAGS: for the test modules (KCFLAGS of their kbuild):
-# modules.h, which adds nothing where nothing is missing.
+# lacks ksft_test_result_code() (ksft/kselftest.h adds it).  The test
+# modules' flags are tools/lib.sh's COMPAT_KCFLAGS.
 
 COMPAT_DIR := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 COMPAT_CFLAGS = $(if $(shell grep -ls 'ksft_test_result_code' $(KSFT_DIR)/kselftest.h),,\
 	-I$(COMPAT_DIR)/ksft)
-COMPAT_KCFLAGS := -include $(COMPAT_DIR)/modules.h

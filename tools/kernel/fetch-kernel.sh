@@ -29,6 +29,8 @@ set -euo pipefail
 PROG=${0##*/}
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/../lib.sh"
+# shellcheck source=tools/debian.sh
+. "$TOOLS/debian.sh"
 
 usage()
 {
@@ -178,7 +180,7 @@ main()
 	# scripts: a warm run checks its entry without asking apt (0.5 s).  An
 	# entry not there, or not valid, takes the long way.
 	memo_key=$(printf '%s\0' "$APT_STATE" "$dist" "$kver" "$(id -u)" \
-		"$(stat -c '%s %Y %n' "$0" "$TOOLS/lib.sh")" | sha256sum)
+		"$(stat -c '%s %Y %n' "$0" "$TOOLS"/{lib,debian}.sh)" | sha256sum)
 	memo=$cache/apt-answers/fetch-kernel.${memo_key%% *}
 	if [ -n "$APT_STATE" ] && [ -f "$memo" ]; then
 		mapfile -t lines <"$memo"

@@ -6,7 +6,7 @@
 # tree's path, $CACHE/source/<debversion>/linux-source-<x.y>.  Without
 # options the source of bookworm's stock kernel (the suite's reference,
 # 6.1); --series picks another, from the first release of lib.sh's
-# DEB_RELEASES that carries it, reached by lib.sh's deb_release.  For
+# DEB_RELEASES that carries it, reached by debian.sh's deb_release.  For
 # kselftest.h (standalone builds), kernel builds, checkpatch, kunit_parser.py.
 
 set -euo pipefail
@@ -14,6 +14,8 @@ set -euo pipefail
 PROG=${0##*/}
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/../lib.sh"
+# shellcheck source=tools/debian.sh
+. "$TOOLS/debian.sh"
 
 usage()
 {

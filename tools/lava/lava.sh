@@ -34,6 +34,8 @@ set -euo pipefail
 PROG=${0##*/}
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/../lib.sh"
+# shellcheck source=tools/debian.sh
+. "$TOOLS/debian.sh"
 # shellcheck source=tools/vm/qemu.sh
 . "$TOOLS/vm/qemu.sh"
 readonly LAVA_PY=$TOOLS/lava/lava.py

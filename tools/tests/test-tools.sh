@@ -19,6 +19,8 @@ set -euo pipefail
 PROG=${0##*/}
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/../lib.sh"
+# shellcheck source=tools/debian.sh
+. "$TOOLS/debian.sh"
 readonly KTAP=$TOOLS/ktap/ktap
 
 usage()
@@ -208,7 +210,8 @@ KBUILD_OUT=$tmp/hdr/linux-headers-7.2.13+deb14-amd64 headers_rewrite \
 # shellcheck disable=SC2016 # bash -c gets its values as $1
 for makefile in 'include /usr/src/c/Makefile\nCC = gcc-16' '# nothing'; do
 	check_rc "a headers Makefile of no known form (or no include) exits 3: $makefile" 3 \
-		bash -c '. "$1/lib.sh"; printf "$2\n" | headers_makefile h c' _ "$TOOLS" "$makefile"
+		bash -c '. "$1/lib.sh"; . "$1/debian.sh"; printf "$2\n" | headers_makefile h c' \
+		_ "$TOOLS" "$makefile"
 done
 
 # ---- fetch-kernel.sh ------------------------------------------------------

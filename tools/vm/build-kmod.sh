@@ -7,7 +7,7 @@
 # an exec of Debian's kmod costs 30 to 40 ms in the dynamic loader (kmod 30
 # links libcrypto, liblzma, libzstd: 21,000 relocations), a static one
 # 4 ms.  So: static, from Debian's source package of the host's kmod
-# version (apt-get source through tools/lib.sh's deb_release) with its
+# version (apt-get source through tools/debian.sh's deb_release) with its
 # patches, with xz and zstd (trixie's compressed modules) and without
 # OpenSSL (modinfo's signature fields, which the suite does not read).
 
@@ -16,6 +16,8 @@ set -euo pipefail
 PROG=${0##*/}
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/../lib.sh"
+# shellcheck source=tools/debian.sh
+. "$TOOLS/debian.sh"
 
 readonly CONFIGURE_ARGS=(--sysconfdir=/etc --disable-manpages --disable-gtk-doc
 	--disable-test-modules --without-openssl --with-xz --with-zstd)

@@ -1,0 +1,345 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Debian's packages for the scripts that fetch them (fetch-kernel.sh,
+# fetch-source.sh, build-kmod.sh, lava.sh), sourced after lib.sh:
+#	# shellcheck source=tools/debian.sh
+#	. "$TOOLS/debian.sh"
+# apt made to serve a Debian release, its answers kept, packages looked up
+# and downloaded against its signed indexes.
+
+# shellcheck shell=bash
+
+# Releases the machine's apt does not serve are reached through a private
+# configuration, $CACHE/apt/<release>/apt.conf, exported as APT_CONFIG: its
+# own sources (the machine's Debian mirror, signed by Debian's archive
+# keyring), lists, cache and preferences.  apt reads /etc/apt/apt.conf.d/
+# after APT_CONFIG, so the machine's settings stay in force (a snapshot
+# mirror's Check-Valid-Until "false"); the file sets only paths they leave
+# alone, checked with apt-config.  The machine's own are never written.
+# Its lists are updated when older than a day: Debian publishes at most four
+# times a day and keeps a .deb gone from the indexes in the pool for 36
+# hours (dak's StayOfExecution).  Remove $CACHE/apt/<release>/updated to
+# update them sooner.
+DEB_LISTS_MAX_AGE=86400
+DEB_KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
+
+# apt_get ARGS...: apt-get, told as root that its sandbox user may not write
+# to the cache (else it warns).
+apt_get()
+{
+	if [ "$EUID" -eq 0 ]; then
+		apt-get -o APT::Sandbox::User=root "$@"
+	else
+		apt-get "$@"
+	fi
+}
+
+# apt_cache ARGS...: what apt-cache ARGS prints (its stderr dropped) and its
+# exit status.  A query costs apt-cache most of a second, and a cache hit of
+# fetch-kernel.sh makes eight: answers are kept a day in $CACHE/apt-answers/,
+# keyed by the query and apt_state.
+apt_cache()
+{
+	local state=$APT_STATE key f out rc=0
+
+	[ "$APT_STATE_OF" = "x${APT_CONFIG:-}" ] || state=$(apt_state)
+	if [ -z "$state" ]; then
+		apt-cache "$@" 2>/dev/null
+		return
+	fi
+	key=$(printf '%s\0' "$state" "$@" | sha256sum)
+	f=$(cache_dir)/apt-answers/${key%% *}
+	if [ ! -f "$f" ]; then
+		out=$(apt-cache "$@" 2>/dev/null) || rc=$?
+		if ! { mkdir -p "${f%/*}" && printf '%s\n' "$rc" ${out:+"$out"} >"$f.tmp.$$" &&
+		       mv "$f.tmp.$$" "$f"; }; then
+			die "cannot keep apt's answers in ${f%/*}"
+		fi
+		find "${f%/*}" -type f -mmin +"$((DEB_LISTS_MAX_AGE / 60))" -delete 2>/dev/null || true
+	fi
+	{ read -r rc; cat; } <"$f"
+	return "$rc"
+}
+
+# apt_state: a checksum of what apt answers from under APT_CONFIG: size,
+# time and inode of /etc/apt's configuration, sources and preferences, of
+# the lists (the machine's and the private configuration's), and of dpkg's
+# status (installed versions weigh in apt's policy).  An update, an install
+# or a changed source changes it.  Nothing where /etc/apt moves those files
+# elsewhere (Dir, Dir::State, Dir::Etc, Dir::Bin): no answer is kept then.
+apt_state()
+{
+	local private=()
+
+	if grep -Eqs '^[[:space:]]*Dir([[:space:]"{]|::(State|Etc|Bin))' \
+		/etc/apt/apt.conf /etc/apt/apt.conf.d/*; then
+		return 0
+	fi
+	[ -z "${APT_CONFIG:-}" ] ||
+		private=("$APT_CONFIG" "${APT_CONFIG%/*}"/{sources.list,preferences}*
+			 "${APT_CONFIG%/*}"/lists/*)
+	{
+		printf '%s\0' "${APT_CONFIG:-}"
+		stat -L -c '%s %y %i %n' /var/lib/dpkg/status /etc/apt/* /etc/apt/*.d/* \
+			/var/lib/apt/lists/* ${private[@]+"${private[@]}"} 2>/dev/null || true
+	} | sha256sum | cut -d' ' -f1
+}
+
+# apt_lists_fresh DIR: the private configuration DIR's lists were updated
+# less than DEB_LISTS_MAX_AGE ago.  A stamp dated in the future (a clock
+# set back, a copied cache) says nothing of their age: stale, or they would
+# never be updated.
+apt_lists_fresh()
+{
+	local age
+
+	[ -f "$1/updated" ] || return 1
+	age=$(($(date +%s) - $(stat -c %Y "$1/updated")))
+	[ "$age" -ge 0 ] && [ "$age" -lt "$DEB_LISTS_MAX_AGE" ]
+}
+
+# APT_STATE: apt_state as deb_release left apt (for APT_CONFIG x$APT_STATE_OF),
+# so that the queries after it need not work it out again.
+APT_STATE='' APT_STATE_OF=''
+
+# deb_machine_suites: "LABEL SUITE URI" for each suite of the machine's own
+# apt sources (either format), as apt-cache policy reads them; LABEL is the
+# Release file's (Debian, Debian-Security).
+deb_machine_suites()
+{
+	(unset APT_CONFIG; apt_cache policy) |
+		awk '$1 ~ /^[0-9]+$/ && $NF == "Packages" {
+			uri = $2; suite = $3; sub(/\/.*/, "", suite); next
+		     }
+		     uri != "" && $1 == "release" && match($2, /(^|,)l=[^,]*/) {
+			l = substr($2, RSTART, RLENGTH); sub(/^,?l=/, "", l)
+			print l, suite, uri
+		     }
+		     { uri = "" }' | sort -u
+}
+
+# deb_release RELEASE [deb-src]: make apt serve RELEASE (a codename or
+# suite: bookworm, bookworm-backports, sid, ...) and set APT_STATE for it:
+# the machine's own apt when its sources list that release, else a private
+# configuration (deb_private).  A backports suite is always private and
+# alone: with the release beside it apt's candidate is the release's kernel.
+# With deb-src, RELEASE's source packages (apt-get source), from a private
+# configuration of their own, $CACHE/apt/<release>-src.
+deb_release()
+{
+	local rel=$1 kind=${2:-deb} suites label suite uri debian='' security='' machine=false
+
+	check_release "$rel"
+	unset APT_CONFIG
+	suites=$(deb_machine_suites) || die "could not read the machine's apt sources"
+	while read -r label suite uri; do
+		case $label in
+		Debian)
+			[ "$kind/$suite" != "deb/$rel" ] || [[ $rel == *-backports ]] || machine=true
+			[ -n "$debian" ] || debian=$uri
+			;;
+		Debian-Security) [ -n "$security" ] || security=$uri ;;
+		esac
+	done <<<"$suites"
+	$machine || deb_private "$rel" "$kind" "$debian" "$security"
+	APT_STATE=$(apt_state)
+	APT_STATE_OF=x${APT_CONFIG:-}
+}
+
+# deb_private RELEASE KIND DEBIAN SECURITY: APT_CONFIG exported for the
+# private configuration of RELEASE's KIND (deb or deb-src) from mirrors
+# DEBIAN and SECURITY (none: no -security suite), its lists updated when
+# missing or stale.  The suites of a default installation: the release, its
+# -updates and -security; sid or a backports suite alone.
+deb_private()
+{
+	local rel=$1 kind=$2 dir mirror suite conf fresh=true
+
+	[ -n "$3" ] || die "the machine's apt sources name no Debian mirror" \
+		"(no suite labelled Debian: run apt-get update)"
+	[ -r "$DEB_KEYRING" ] || die "no $DEB_KEYRING (install debian-archive-keyring)"
+	dir=$(cache_dir)/apt/$rel${kind#deb}
+	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial" \
+		"$dir/sources.list.d" "$dir/preferences.d"
+	exec 8>"$dir.lock"
+	flock 8
+	case $rel in
+	sid | unstable | experimental | *-backports) echo "$3 $rel" ;;
+	*) printf '%s\n' "$3 $rel" "$3 $rel-updates" "${4:+$4 $rel-security}" ;;
+	esac | while read -r mirror suite; do
+		[ -z "$mirror" ] ||
+			printf '%s [signed-by=%s] %s %s main\n' "$kind" "$DEB_KEYRING" "$mirror" "$suite"
+	done >"$dir/sources.list.new"
+	printf '%s\n' "// module_async: Debian $rel beside the machine's apt" \
+		"Dir::Etc::sourcelist \"$dir/sources.list\";" \
+		"Dir::Etc::sourceparts \"$dir/sources.list.d\";" \
+		"Dir::Etc::preferences \"$dir/preferences\";" \
+		"Dir::Etc::preferencesparts \"$dir/preferences.d\";" \
+		"Dir::State::Lists \"$dir/lists\";" \
+		"Dir::Cache \"$dir/cache\";" >"$dir/apt.conf.new"
+	for conf in sources.list apt.conf; do
+		if cmp -s "$dir/$conf.new" "$dir/$conf"; then
+			rm "$dir/$conf.new"
+		else
+			mv "$dir/$conf.new" "$dir/$conf"
+			fresh=false
+		fi
+	done
+	export APT_CONFIG=$dir/apt.conf
+	if [ "$(apt-config dump --format '%v%n' Dir::State::Lists)" != "$dir/lists" ] ||
+	   [ "$(apt-config dump --format '%v%n' Dir::Etc::sourcelist)" != \
+	     "$dir/sources.list" ]; then
+		die "/etc/apt/apt.conf.d overrides the paths $APT_CONFIG sets"
+	fi
+	if ! $fresh || ! apt_lists_fresh "$dir"; then
+		rm -f "$dir/updated"
+		log "apt-get update for Debian $rel${kind#deb} (lists in $dir/lists)"
+		apt_get update -q -o APT::Update::Error-Mode=any >&2 ||
+			die "apt-get update for Debian $rel failed (sources: $dir/sources.list)"
+		touch "$dir/updated"
+	fi
+	exec 8>&-
+}
+
+# deb_field PACKAGE VERSION FIELD: a field of the package from apt's
+# (signed) indexes; empty when apt does not know that version.  The readers
+# of apt's output here read it to its end: one that stopped early (awk's
+# exit, head) would kill apt with SIGPIPE, a failure under pipefail.
+deb_field()
+{
+	apt_cache show "$1=$2" |
+		awk -v f="$3:" '$1 == f && !n++ { sub(/^[^:]*: */, ""); print }'
+}
+
+# deb_default_version PACKAGE: the candidate version apt would install.
+deb_default_version()
+{
+	apt_cache policy "$1" |
+		awk '$1 == "Candidate:" && !n++ { print $2 }'
+}
+
+# deb_index VERSION PACKAGE...: for each package apt's (signed) indexes know
+# at VERSION, a line "PACKAGE SHA256 ARCH" (one apt-cache call: each costs
+# most of a second).
+deb_index()
+{
+	local ver=$1 pkg args=()
+
+	shift
+	for pkg in "$@"; do
+		args+=("$pkg=$ver")
+	done
+	apt_cache show "${args[@]}" |
+		awk '$1 == "Package:" { p = $2 }
+		     $1 == "Architecture:" { a[p] = $2 }
+		     $1 == "SHA256:" && !(p in s) { s[p] = $2; o[++n] = p }
+		     END { for (i = 1; i <= n; i++) print o[i], s[o[i]], a[o[i]] }'
+}
+
+# deb_fetch PACKAGE VERSION SHA256 ARCH DIR: DIR/PACKAGE_VERSION_ARCH.deb
+# with that sha256 (from deb_index), downloaded with apt-get (which checks it
+# against the index too) unless it is already there.  Prints its path.
+deb_fetch()
+{
+	local pkg=$1 ver=$2 sha=$3 arch=$4 dir=$5 deb dl fetched
+
+	deb="$dir/${pkg}_${ver//:/%3a}_$arch.deb"
+	stale_remove "$dir/.download."
+	if [ -f "$deb" ]; then
+		if [ "$(sha256sum <"$deb")" = "$sha  -" ]; then
+			log "using cached ${deb##*/}"
+			printf '%s\n' "$deb"
+			return
+		fi
+		log "cached ${deb##*/} does not match apt's sha256: downloading again"
+		rm -f "$deb"
+	fi
+	mkdir -p "$dir"
+	dl=$(mktemp -d "$dir/.download.$$.XXXXXX")
+	log "downloading $pkg=$ver"
+	# Interrupted or failed, the download goes with the subshell that makes it.
+	(trap 'rm -rf "$dl"' EXIT
+	 cd "$dl"
+	 apt_get download -q "$pkg=$ver" >&2 || die "apt-get download $pkg=$ver failed"
+	 fetched=(*.deb)
+	 [ -f "${fetched[0]}" ] || die "apt-get download $pkg=$ver left no .deb"
+	 [ "$(sha256sum <"${fetched[0]}")" = "$sha  -" ] ||
+		die "$pkg=$ver: downloaded .deb does not match apt's sha256"
+	 mv "${fetched[0]}" "$deb") || exit "$EXIT_INFRA"
+	printf '%s\n' "$deb"
+}
+
+# deb_depends PACKAGE VERSION REGEX: the packages PACKAGE at VERSION depends
+# on (any alternative) whose names match REGEX, one a line.
+deb_depends()
+{
+	deb_field "$1" "$2" Depends | tr ',|' '\n' |
+		awk -v re="$3" '{ sub(/^ +/, ""); sub(/ .*/, "") } $0 ~ re'
+}
+
+# The name of a Debian amd64 kernel image of any generation:
+# linux-image-5.10.0-46-amd64, -6.1.0-57-amd64, -6.12.118+deb13-amd64,
+# -7.2.13+deb14-amd64; no flavour (cloud, rt), no -unsigned, -dbg twin.
+readonly DEB_IMAGE_RE='^linux-image-[0-9]+\.[0-9]+\.[0-9]+(-[0-9]+)?(\+[a-z0-9]+)?-amd64$'
+
+# deb_kernel_release DEBVERSION: the release (e.g. 6.1.0-57-amd64,
+# 7.2.13+deb14-amd64) of Debian's amd64 kernel built at that version, from
+# what the linux-image-amd64 metapackage depends on or, when the metapackage
+# is not at that version (6.12.118+deb12-amd64), from the image packages apt
+# knows at it.
+deb_kernel_release()
+{
+	local ver=$1 images pkg
+
+	pkg=$(deb_depends linux-image-amd64 "$ver" '^linux-image-.*-amd64$' | sed -n 1p)
+	if [ -z "$pkg" ]; then
+		mapfile -t images < <(apt_cache pkgnames linux-image- |
+			grep -E "$DEB_IMAGE_RE")
+		[ "${#images[@]}" -gt 0 ] || return 1
+		pkg=$(apt_cache madison "${images[@]}" |
+			awk -F' *[|] *' -v v="$ver" '$2 == v && !n++ { print $1 }')
+		pkg=${pkg# }
+	fi
+	[ -n "$pkg" ] || return 1
+	printf '%s\n' "${pkg#linux-image-}"
+}
+
+# headers_makefile HEADERS COMMON: Debian's linux-headers-<krel>/Makefile
+# (HEADERS, on stdin) includes the -common headers' (COMMON) by an absolute
+# /usr/src path, and 7.2's first names its own directory as KBUILD_OUTPUT;
+# prints it with both made relative to the Makefile itself (MAKEFILE_HERE,
+# make's name for its directory), so that an unpacked entry works wherever
+# the cache is.  Any other line: die.
+# shellcheck disable=SC2016 # make expands it
+readonly MAKEFILE_HERE='$(dir $(lastword $(MAKEFILE_LIST)))'
+headers_makefile()
+{
+	local line included=false here=$MAKEFILE_HERE
+
+	while IFS= read -r line; do
+		case $line in
+		"include /usr/src/$2/Makefile")
+			printf 'include %s../%s/Makefile\n' "$here" "$2"
+			included=true
+			;;
+		"KBUILD_OUTPUT=/usr/src/$1" | "KBUILD_OUTPUT = /usr/src/$1")
+			printf 'KBUILD_OUTPUT := %s\n' "\$(abspath $here)" ;;
+		'' | '#'*) printf '%s\n' "$line" ;;
+		*) die "$1/Makefile: unexpected line '$line'" ;;
+		esac
+	done
+	$included || die "$1/Makefile does not include /usr/src/$2/Makefile as expected"
+}
+
+# stock_version [DEBVERSION]: the requested version, or the one
+# linux-image-amd64 points to.
+stock_version()
+{
+	local ver=${1:-}
+
+	[ -n "$ver" ] || ver=$(deb_default_version linux-image-amd64)
+	if [ -z "$ver" ] || [ "$ver" = "(none)" ]; then
+		die "apt knows no linux-image-amd64 (is this Debian? run apt-get update)"
+	fi
+	printf '%s\n' "$ver"
+}
