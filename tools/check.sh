@@ -5,7 +5,7 @@
 #
 # Stages, each timed, each with its full log in build/check/<stage>.log:
 #   shell    syntax and shellcheck of every script (Python: syntax; the
-#            KTAP reader and tools/vm/qmp also mypy --strict)
+#            KTAP reader and tools/vm/vm-run also mypy --strict)
 #   build    the runner with -Wall -Wextra -Werror; it and lib's tests
 #            also with the kselftest.h of 5.10, 6.12 and 7.2
 #   lib      host tests of lib/ and of the runner's KTAP output
@@ -151,7 +151,7 @@ stage_shell()
 
 	passed=0 failed=0
 	# Every script: by name, or by its "#!" line (tools/ktap/ktap and
-	# tools/vm/qmp: Python, below).
+	# tools/vm/vm-run: Python, below).
 	for f in "$TOP/module_async.sh" "$TOP/.ci/run" \
 		 $(find "$TOP/tools" -type f \( -name '*.sh' -o -perm -u+x \) ! -name '*.py' |
 		   sort); do
@@ -177,7 +177,7 @@ stage_shell()
 		fi
 	done
 	# The Python programs are typed: mypy --strict, as kunit_tool is.
-	for f in ktap/ktap vm/qmp; do
+	for f in ktap/ktap vm/vm-run; do
 		if mypy --strict --no-error-summary --cache-dir "$TOP/build/mypy" "$TOOLS/$f"; then
 			pass "mypy --strict tools/$f"
 		else

@@ -5,7 +5,7 @@
 #
 # vm.sh --prepare makes the kernel, the runner, the test modules and the
 # initramfs, as for make vm; the suite's arguments are appended to the
-# initramfs (qemu.sh's initrd_with_args, as vm-boot.sh does for a boot
+# initramfs (qemu.sh's initrd_with_args, as vm-run does for a boot
 # that saves no state): LAVA's QEMU has no host to send them.
 # The job is tools/lava/qemu-job.jinja2, its timeouts derived from
 # settings' timeout; the device is tools/lava/device-qemu.jinja2, rendered

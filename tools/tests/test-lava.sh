@@ -94,7 +94,7 @@ check "the kselftest job passes LAVA's job schema" \
 
 # One image for all the runs (making it is most of the cost): make lava's,
 # which vm.sh --prepare made and lava.sh kept in its image file; the make
-# vm side boots it as vm.sh does, by vm-run.sh.
+# vm side boots it as vm.sh does, by vm-run.
 rc=0
 "$LAVA" --out "$out/lava" >"$tmp/lava" 2>"$out/lava.log" || rc=$?
 echo "lava.sh exit $rc: $out/lava.log" >"$tmp/err"
@@ -106,9 +106,9 @@ value()
 	awk -v k="$1" '$1 == k { print $2 }' "$image" 2>/dev/null
 }
 rc=0
-"$TOOLS/vm/vm-run.sh" --kernel "$(value entry)" --initrd "$(value initrd)" \
+"$TOOLS/vm/vm-run" --kernel "$(value entry)" --initrd "$(value initrd)" \
 	--cases "$(value cases)" --out "$out/vm" >/dev/null 2>"$out/vm.log" || rc=$?
-echo "vm-run.sh exit $rc: $out/vm.log" >"$tmp/err"
+echo "vm-run exit $rc: $out/vm.log" >"$tmp/err"
 check "make vm on the same image ran" test "$rc" -le 1
 "$KTAP" verdicts "$out/vm/results.ktap" 2>/dev/null | as_lava >"$tmp/vm" || true
 check "the QEMU job passes LAVA's job schema" \

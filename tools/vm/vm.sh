@@ -325,8 +325,8 @@ done
 "$runner" --list "${suite_args[@]}" >/dev/null || exit 2
 
 # One run per results directory: a second run on the same kernel would mix
-# its boots with the first's.  The lock (fd 7, inherited by vm-run.sh and
-# QEMU) goes with the last of them.
+# its boots with the first's.  The lock (fd 7, inherited by vm-run, not
+# by its QEMU) goes with it.
 { exec 7>"$out/.lock"; } 2>/dev/null || die "cannot write to the results directory $out"
 flock -n 7 || die "another run is using $out: wait for it to end, or give --out"
 
@@ -374,7 +374,7 @@ if [ "$name" != custom ] && ! entry_loads_ok; then
 	entry_loads_ok || die "$entry is damaged again, just after it was made"
 fi
 
-# boot_vm: boot the initramfs (vm-run.sh), or with --prepare say what
+# boot_vm: boot the initramfs (vm-run), or with --prepare say what
 # would be booted.
 boot_vm()
 {
@@ -383,7 +383,7 @@ boot_vm()
 			initrd "$out/initramfs.cpio.gz" cases "$out/cases"
 		exit 0
 	fi
-	exec "$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$out/initramfs.cpio.gz" \
+	exec "$TOOLS/vm/vm-run" --kernel "$entry" --initrd "$out/initramfs.cpio.gz" \
 		--out "$out" --timeout "$timeout" --cases "$out/cases" -- "${suite_args[@]}"
 }
 stage=$out/suite
