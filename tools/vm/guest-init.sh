@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # /init of the module_async test VM (tools/vm/mkinitramfs.sh puts it in the
-# initramfs, tools/vm/vm-run.sh boots it).  /bin/sh there is dash, the other
+# initramfs, tools/vm/vm-run boots it).  /bin/sh there is dash, the other
 # tools are busybox's, but for the real kmod tools and util-linux dmesg.
 #
 # It runs the suite with the arguments the host sends on the results
@@ -14,7 +14,7 @@
 #                  /opt/kselftest/run_kselftest.sh -c module_async
 # The kselftest runner exits 0 whatever happened: the host reads the suite's
 # exit status from the runner's result line for module_async.sh
-# (tools/vm/vm-run.sh).  Its output is the kselftest runner's KTAP, the
+# (tools/vm/vm-run).  Its output is the kselftest runner's KTAP, the
 # suite's nested in it with each line prefixed with "# ".  The output is
 # kept in $DOC.  The guest reads no result line (no KTAP reader here, the
 # host's is Python): it looks in $DOC for one fixed line only, the suite's
@@ -29,13 +29,13 @@
 # goes down.
 #
 # MODULE_ASYNC_READY says the guest is set up and waits for its arguments:
-# the host may save the guest's state there (tools/vm/vm-boot.sh), and a
+# the host may save the guest's state there (tools/vm/vm-run), and a
 # guest restored from that state starts here, the kernel as no case has
 # touched it.  The host then writes on ttyS1 one line
 # "MODULE_ASYNC_ARGS <seconds since the epoch> <N>" and N lines, one
 # argument each; the clock is set from it (a restored guest's clock is that
 # of the save).  No arguments within ARGS_BOUND_DS: the suite does not run.
-# A guest whose state is not saved (vm-boot.sh) or that no host answers
+# A guest whose state is not saved (vm-run) or that no host answers
 # (make lava: LAVA's QEMU) has its arguments in the initramfs instead,
 # PRESET_ARGS (tools/vm/qemu.sh's initrd_with_args), and asks for none: its
 # clock is the one the kernel read from the RTC at boot.
