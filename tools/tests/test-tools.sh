@@ -959,6 +959,8 @@ if pgrep -f "$tmp/out-(wedge|die|refused|panic|short|kill|other|noid)" >/dev/nul
 fi
 check_rc "vm-run: a missing initramfs exits 3" 3 \
 	"$TOOLS/vm/vm-run" --kernel "$entry" --initrd "$tmp/none.gz" --out "$tmp/out-none"
+check_rc "vm-run: an --out it cannot make exits 3, not 1 (a case failed)" 3 \
+	"$TOOLS/vm/vm-run" --kernel "$entry" --initrd "$tmp/initrd.gz" --out /dev/null/out
 # An initramfs that is no image: the kernel panics before /init, every time.
 head -c 4096 /dev/urandom >"$tmp/junk.gz"
 check_rc "vm-run: a kernel that panics before the suite exits 3" 3 \
