@@ -18,6 +18,10 @@
 
 # shellcheck shell=bash
 
+# The guest kernel's command line (vm-run's QEMU and make lava's job).
+# shellcheck disable=SC2034 # for lava.sh and vm-run
+readonly QEMU_CMDLINE="console=ttyS0,115200 panic=-1"
+
 # kvm_verdict_file: where the verdict on KVM guests of this host is kept.
 kvm_verdict_file()
 {
