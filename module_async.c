@@ -666,7 +666,7 @@ int main(int argc, char *argv[])
 	 * Facts from the command line never make an unsafe case safe: a
 	 * wrong one would wedge this kernel for good. With --allow-deadlock
 	 * nothing is skipped as unsafe, so there they only spare a resumed
-	 * boot the probe (tools/vm/vm-run.sh gives them); without it they
+	 * boot the probe (tools/vm/vm-run gives them); without it they
 	 * are measured in this boot, as if not given.
 	 */
 	if (facts_arg.facts_given && suite.allow_deadlock) {

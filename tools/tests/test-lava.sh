@@ -58,7 +58,7 @@ check "the kselftest job passes LAVA's job schema" \
 
 # One image for all the runs (making it is most of the cost): make lava's,
 # which vm.sh --prepare made and lava.sh kept in its image file; the make
-# vm side boots it as vm.sh does, by vm-run.sh.
+# vm side boots it as vm.sh does, by vm-run.
 rc=0
 "$LAVA" --out "$out/lava" >"$tmp/lava" 2>"$out/lava.log" || rc=$?
 details=$out/lava.log check "make lava on the stock kernel: LAVA completed the job" \
@@ -69,7 +69,7 @@ value()
 {
 	awk -v k="$1" '$1 == k { print $2 }' "$image" 2>/dev/null
 }
-run_to "$out/vm.log" "$TOOLS/vm/vm-run.sh" --kernel "$(value entry)" \
+run_to "$out/vm.log" "$TOOLS/vm/vm-run" --kernel "$(value entry)" \
 	--initrd "$(value initrd)" --cases "$(value cases)" --out "$out/vm"
 details=$out/vm.log check "make vm on the same image ran" test "$rc" -le 1
 check "the QEMU job passes LAVA's job schema" \

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Host tests of the VM tooling: fetch-kernel.sh, fetch-source.sh,
-# mkinitramfs.sh, guest-init.sh, vm-run.sh and vm-boot.sh (the KTAP reader
+# mkinitramfs.sh, guest-init.sh and vm-run (the KTAP reader
 # they use has its own tests, tools/ktap/test-ktap.sh).  They use the real
 # cache for the stock kernel (fetching it if needed) and a throw-away cache
 # for the tests that corrupt entries; the suite booted in the VM is a stand-in
@@ -127,41 +127,17 @@ no_apt_cache()
 # ---- usage ----------------------------------------------------------------
 section "usage"
 
-for tool in kernel/fetch-kernel kernel/fetch-source vm/mkinitramfs vm/vm-run vm/vm-boot \
-	    tests/test-tools; do
-	check_rc "$tool.sh --help exits 0" 0 "$TOOLS/$tool.sh" --help
-	grep -q '^Usage:' "$tmp/rc.out" || not_ok "$tool.sh --help prints usage on stdout"
-	check_rc "$tool.sh --bogus exits 2" 2 "$TOOLS/$tool.sh" --bogus
-	grep -q '^Usage:' "$tmp/rc.err" || not_ok "$tool.sh --bogus prints usage on stderr"
+for tool in kernel/fetch-kernel.sh kernel/fetch-source.sh vm/mkinitramfs.sh vm/vm-run \
+	    tests/test-tools.sh; do
+	check_rc "$tool --help exits 0" 0 "$TOOLS/$tool" --help
+	grep -q '^Usage:' "$tmp/rc.out" || not_ok "$tool --help prints usage on stdout"
+	check_rc "$tool --bogus exits 2" 2 "$TOOLS/$tool" --bogus
+	grep -q '^Usage:' "$tmp/rc.err" || not_ok "$tool --bogus prints usage on stderr"
 done
-check_rc "vm-run.sh --accel bad exits 2" 2 \
-	"$TOOLS/vm/vm-run.sh" --kernel x --initrd y --out z --accel bad
-check_rc "vm-run.sh --timeout 0 exits 2" 2 \
-	"$TOOLS/vm/vm-run.sh" --kernel x --initrd y --out z --timeout 0
+check_rc "vm-run --accel bad exits 2" 2 "$TOOLS/vm/vm-run" --kernel x --initrd y --out z --accel bad
+check_rc "vm-run --timeout 0 exits 2" 2 "$TOOLS/vm/vm-run" --kernel x --initrd y --out z --timeout 0
 check_rc "fetch-kernel.sh --kver without value exits 2" 2 "$TOOLS/kernel/fetch-kernel.sh" --kver
 check_rc "mkinitramfs.sh without --out exits 2" 2 "$TOOLS/vm/mkinitramfs.sh" --kernel x --suite y
-# A QEMU that exited is gone, though not yet reaped: here a zombie whose
-# parent (a sleep) never reaps it.
-# shellcheck disable=SC2016 # the inner bash expands them
-check "qemu.sh: qemu_alive counts a zombie as gone, not as alive" timeout 10 bash -c '
-	. "$1/lib.sh" && . "$1/vm/qemu.sh" && qemu_alive $$ || exit 1
-	pid=$(sh -c "sleep 0 & echo \$!; exec sleep 5 >/dev/null")
-	until [ "$(cut -d" " -f3 "/proc/$pid/stat")" = Z ]; do sleep 0.01; done
-	! qemu_alive "$pid"' - "$TOOLS"
-# vm/qmp's refusals, each with its why (a real QEMU's answers are the
-# wedge scenarios' below): a QEMU gone, a monitor that wrote no JSON.
-check_rc "vm/qmp --help exits 0" 0 "$TOOLS/vm/qmp" --help
-check_rc "vm/qmp with a bad action exits 2" 2 "$TOOLS/vm/qmp" bogus "$tmp/qmp" 1
-mkfifo "$tmp/qmp.in"
-: >"$tmp/qmp.out"
-gone=$(sh -c 'echo $$')
-check_rc "vm/qmp: no answer from a QEMU gone" 1 "$TOOLS/vm/qmp" save "$tmp/qmp" "$gone"
-check "vm/qmp says the QEMU is gone" grep -qx 'QEMU exited' "$tmp/rc.out"
-echo '{"QMP": {"version": ' >"$tmp/qmp.out"
-check_rc "vm/qmp: a monitor's line that is no JSON fails" 1 \
-	"$TOOLS/vm/qmp" restore "$tmp/qmp" "$$"
-check "vm/qmp says it is no JSON" grep -q '^the monitor wrote no JSON' "$tmp/rc.out"
-rm -f "$tmp/qmp.in" "$tmp/qmp.out"
 
 # ---- Debian's package layouts, by generation ------------------------------
 section "package names and headers Makefiles"
@@ -362,7 +338,7 @@ mkdir -p "$suite/modules"
 cp "$tmp/hello/ma_standin.ko" "$suite/modules/"
 echo "timeout=60" >"$suite/settings"
 # The stand-in runner knows only --list and --list-modules: run here, it
-# gives vm-run.sh the planned order of a scenario's cases (--cases), as
+# gives vm-run the planned order of a scenario's cases (--cases), as
 # vm.sh does with the runner it built, and mkinitramfs.sh the kernel's
 # modules to pack; the stand-in suite runs it in the guest.
 cat >"$suite/module_async" <<'EOF'
@@ -625,8 +601,9 @@ grep -q null_blk "$tmp/rc.err" || not_ok "missing module error names null_blk"
 mkdir -p "$tmp/nosuite"
 check_rc "mkinitramfs.sh fails without module_async.sh" 3 \
 	"$TOOLS/vm/mkinitramfs.sh" --kernel "$entry" --suite "$tmp/nosuite" --out "$tmp/bad.gz"
-# ---- vm-run.sh ------------------------------------------------------------
-section "vm-run.sh"
+
+# ---- vm-run ------------------------------------------------------------
+section "vm-run"
 
 cat >"$tmp/expected.ktap" <<EOF
 TAP version 13
@@ -648,8 +625,8 @@ for _ in 1 2; do
 	busy+=($!)
 done
 start=$(date +%s%N)
-check_rc "vm-run.sh boots the stand-in suite on a busy host: rc 0" 0 \
-	"$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out0" \
+check_rc "vm-run boots the stand-in suite on a busy host: rc 0" 0 \
+	"$TOOLS/vm/vm-run" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out0" \
 		--accel tcg -- --case "two words" x=1
 boot_ms=$((($(date +%s%N) - start) / 1000000))
 kill "${busy[@]}" 2>/dev/null || true
@@ -657,9 +634,9 @@ wait "${busy[@]}" 2>/dev/null || true
 busy=()
 grep -v -e '^# dmesg from' -e '^# kmod version' -e '^# long line' -e '^# kernel: ' "$tmp/rc.out" |
 	cmp -s - "$tmp/expected.ktap" ||
-	not_ok "vm-run.sh prints the suite's KTAP" \
+	not_ok "vm-run prints the suite's KTAP" \
 		"$(diff "$tmp/expected.ktap" "$tmp/rc.out" | head -n 10)"
-cmp -s "$tmp/rc.out" "$tmp/out0/results.ktap" || not_ok "results.ktap is what vm-run.sh printed"
+cmp -s "$tmp/rc.out" "$tmp/out0/results.ktap" || not_ok "results.ktap is what vm-run printed"
 check "the guest's dmesg is util-linux's" \
 	grep -q '^# dmesg from util-linux' "$tmp/out0/results.ktap"
 # A boot that saves no state has its arguments in its initramfs (the words
@@ -693,8 +670,8 @@ log "boot to end marker under TCG on a busy host took" \
 	"$((boot_ms / 1000)).$(printf '%03d' $((boot_ms % 1000))) s"
 
 # A fresh cache: no KVM verdict and no unpacked kernel yet.
-check_rc "vm-run.sh passes on the suite's rc 1 (accel auto, fresh cache)" 1 \
-	env MODULE_ASYNC_CACHE="$tmp/cache" "$TOOLS/vm/vm-run.sh" --kernel "$entry" \
+check_rc "vm-run passes on the suite's rc 1 (accel auto, fresh cache)" 1 \
+	env MODULE_ASYNC_CACHE="$tmp/cache" "$TOOLS/vm/vm-run" --kernel "$entry" \
 		--initrd "$tmp/initrd.gz" --out "$tmp/out1" -- --rc 1
 grep -E 'under (TCG|KVM)' "$tmp/rc.err" | head -n 2 | sed 's/^/# /'
 if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
@@ -703,19 +680,19 @@ if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
 		bash -c 'grep -qxE "kvm|tcg" "$1"/kvm-verdict/*' _ "$tmp/cache"
 fi
 if [ "$full" = 1 ]; then
-	check_rc "vm-run.sh passes on the suite's rc 4 (bzImage boot)" 4 \
-		"$TOOLS/vm/vm-run.sh" --kernel "$entry/vmlinuz" --boot bzimage --accel tcg \
+	check_rc "vm-run passes on the suite's rc 4 (bzImage boot)" 4 \
+		"$TOOLS/vm/vm-run" --kernel "$entry/vmlinuz" --boot bzimage --accel tcg \
 			--initrd "$tmp/initrd.gz" --out "$tmp/out4" -- --rc 4
 fi
-check_rc "vm-run.sh watchdog: no end marker in 2 s exits 3" 3 \
-	"$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out-timeout" \
+check_rc "vm-run watchdog: no end marker in 2 s exits 3" 3 \
+	"$TOOLS/vm/vm-run" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out-timeout" \
 		--accel tcg --timeout 2
 if pgrep -f "$tmp/out-timeout" >/dev/null; then
 	not_ok "no QEMU left behind after the watchdog"
 fi
 
-# ---- vm-run.sh: a deadlock is a verdict -----------------------------------
-section "vm-run.sh: wedged kernels"
+# ---- vm-run: a deadlock is a verdict -----------------------------------
+section "vm-run: wedged kernels"
 
 # Boot 1 wedges in wedge_exit, whose leftover holds the suite's stdout
 # (guest-init must end the run anyway) and whose cleanup report comes
@@ -751,13 +728,13 @@ printf '%s\n' 'policy standin' 'status 1' 'ok_first ok' 'wedge_exit timeout' \
 watchdog=120
 start=$SECONDS
 "$suite/module_async" --list --scenario wedge >"$tmp/wedge.cases"
-check_rc "vm-run.sh resumes after wedges in fresh VMs: rc 1" 1 \
-	"$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out-wedge" \
+check_rc "vm-run resumes after wedges in fresh VMs: rc 1" 1 \
+	"$TOOLS/vm/vm-run" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out-wedge" \
 		--accel tcg --timeout "$watchdog" --cases "$tmp/wedge.cases" -- --scenario wedge \
 		--allow-deadlock
 took=$((SECONDS - start))
 # timeless DOC: DOC with its clocks and times as S, without its kernel lines
-# (checked by vm-run.sh).
+# (checked by vm-run).
 timeless()
 {
 	sed -E '/^# kernel: /d; s/^# clock: [0-9]+$/# clock: S/; s/\([0-9]+\.[0-9]+ s\)$/(S s)/' \
@@ -767,11 +744,11 @@ timeless "$tmp/rc.out" | cmp -s - "$tmp/wedge.want" ||
 	not_ok "one KTAP document: every case once, in order, with the resume notes" \
 		"$(timeless "$tmp/rc.out" | diff "$tmp/wedge.want" -)"
 check "the wedged boot 1's end marker arrived after its cleanup report" \
-	grep -qE '^vm-boot.sh: boot 1: end \(rc=1\)' "$tmp/rc.err"
+	grep -qE '^vm-run: boot 1: end \(rc=1\)' "$tmp/rc.err"
 check "a boot that saves its state asks for its arguments: READY" \
 	grep -q MODULE_ASYNC_READY "$tmp/out-wedge/serial1.log"
 check "boot 2 was restored, not booted" \
-	grep -qE '^vm-boot.sh: boot 2: restored: the guest waits for its arguments after' \
+	grep -qE '^vm-run: boot 2: restored: the guest waits for its arguments after' \
 		"$tmp/rc.err"
 # clock_gap DOC: seconds between the guest's clocks at ok_first (boot 1)
 # and ok_middle (boot 2, restored): at least wedge_exit's 2.
@@ -787,7 +764,7 @@ check "the restored guest's clock is the host's, not the saved one's" \
 	clock_gap "$tmp/out-wedge/results.ktap"
 [ ! -e "$tmp/out-wedge/guest.state" ] || not_ok "the saved state is removed at the end"
 cmp -s "$tmp/rc.out" "$tmp/out-wedge/results.ktap" ||
-	not_ok "results.ktap is what vm-run.sh printed"
+	not_ok "results.ktap is what vm-run printed"
 check "compare-verdicts.sh accepts the merged document" \
 	"$TOOLS/ktap/compare-verdicts.sh" --status 1 "$tmp/out-wedge/results.ktap" \
 		"$tmp/wedge.verdicts"
@@ -798,19 +775,19 @@ check "each boot's KTAP is kept (boot-1.ktap, boot-2.ktap)" \
 [ "$(grep -ac 'MODULE_ASYNC_END rc=1' "$tmp/out-wedge/serial1.log")" = 1 ] ||
 	not_ok "guest-init ends the run when a leftover holds the suite's stdout" \
 		"$(grep -a MODULE_ASYNC "$tmp/out-wedge/serial1.log")"
-check "vm-run.sh logs the time to each verdict" \
-	grep -qE '^vm-boot.sh: boot 2: [0-9.]+ s to verdict: not ok 2 wedge_hang' "$tmp/rc.err"
+check "vm-run logs the time to each verdict" \
+	grep -qE '^vm-run: boot 2: [0-9.]+ s to verdict: not ok 2 wedge_hang' "$tmp/rc.err"
 log "wedge scenario: 2 boots in $took s"
 
 # The guest panics in "panic": the run ends there, an infrastructure
 # failure, the panicking case named.
 start=$SECONDS
 "$suite/module_async" --list --scenario die >"$tmp/die.cases"
-check_rc "vm-run.sh: a guest that dies is an infrastructure failure: rc 3" 3 \
-	"$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out-die" \
+check_rc "vm-run: a guest that dies is an infrastructure failure: rc 3" 3 \
+	"$TOOLS/vm/vm-run" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out-die" \
 		--accel tcg --timeout 20 --cases "$tmp/die.cases" -- --scenario die
 took=$((SECONDS - start))
-died='^vm-run.sh: error: boot 1: guest died: Kernel panic - not syncing: '
+died='^vm-run: error: boot 1: guest died: Kernel panic - not syncing: '
 check "the error names the panic and the case" \
 	grep -qE "$died.*, after 1 results of 3 planned \\(in panic\\)" "$tmp/rc.err"
 check "the kernel's last lines are on stderr" \
@@ -836,8 +813,8 @@ log "die scenario: 1 boot in $took s"
 # result after the third, but the plan (--repeat's) wants five.
 "$suite/module_async" --list --scenario repeat >"$tmp/repeat.cases"
 for how in panic short; do
-	what="vm-run.sh: the guest ends ($how) after every listed case but short of the plan"
-	check_rc "$what: rc 3" 3 "$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$tmp/initrd.gz" \
+	what="vm-run: the guest ends ($how) after every listed case but short of the plan"
+	check_rc "$what: rc 3" 3 "$TOOLS/vm/vm-run" --kernel "$entry" --initrd "$tmp/initrd.gz" \
 		--out "$tmp/out-$how" --accel tcg --timeout 60 --cases "$tmp/repeat.cases" -- \
 		--scenario repeat --then "$how"
 	grep -q 'after 3 results of 5 planned' "$tmp/rc.err" ||
@@ -845,17 +822,17 @@ for how in panic short; do
 			"$(tail -n 3 "$tmp/rc.err")"
 done
 
-# run_then_kill OUT WHAT: vm-run.sh on the repeat scenario (its guest hangs
+# run_then_kill OUT WHAT: vm-run on the repeat scenario (its guest hangs
 # after the third result) in the background, with a results lock held on
 # fd 7 as vm.sh holds it; once the third result arrived, the process whose
 # command line matches WHAT (a regex) is killed with SIGKILL, by its pid.
-# vm-run.sh's exit status in $tmp/kill.rc, its stderr in $tmp/kill.err.
+# vm-run's exit status in $tmp/kill.rc, its stderr in $tmp/kill.err.
 run_then_kill()
 {
 	local out=$1 what=$2 pid i victim=''
 
 	bash -c 'exec 7>"$1.lock"; flock -n 7 || exit 99; shift; exec "$@"' _ "$out" \
-		"$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$out" \
+		"$TOOLS/vm/vm-run" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$out" \
 		--accel tcg --timeout 120 --cases "$tmp/repeat.cases" -- --scenario repeat \
 		--then hang >/dev/null 2>"$tmp/kill.err" &
 	pid=$!
@@ -872,11 +849,11 @@ run_then_kill()
 check "QEMU killed by the host after the third result" \
 	run_then_kill "$tmp/out-kill" "^qemu-system-x86_64 .*$tmp/out-kill/"
 # shellcheck disable=SC2016 # bash -c gets its values as $1...
-check "vm-run.sh: QEMU killed mid-run exits 3, saying the guest died" \
+check "vm-run: QEMU killed mid-run exits 3, saying the guest died" \
 	bash -c '[ "$(cat "$1")" = 3 ] && grep -q "$3, after 3 results of 5" "$2"' \
 		_ "$tmp/kill.rc" "$tmp/kill.err" "guest died: QEMU exited without the end marker"
-check "vm-boot.sh killed (SIGKILL) after the third result" \
-	run_then_kill "$tmp/out-guard" "vm-boot.sh .*--out $tmp/out-guard "
+check "vm-run killed (SIGKILL) after the third result" \
+	run_then_kill "$tmp/out-guard" "vm-run .*--out $tmp/out-guard "
 # no_qemu_of OUT: within 10 s, no QEMU of OUT runs and its lock is free.
 no_qemu_of()
 {
@@ -888,7 +865,7 @@ no_qemu_of()
 	done
 	flock -w 1 "$1.lock" true && ! pgrep -f "qemu-system-x86_64 .*$1/" >/dev/null
 }
-check "no QEMU outlives a killed vm-boot.sh, nor holds the results lock" \
+check "no QEMU outlives a killed vm-run, nor holds the results lock" \
 	no_qemu_of "$tmp/out-guard"
 # One that did (the check failed) is this test's to end.
 for pid in $(pgrep -f "qemu-system-x86_64 .*$tmp/out-guard/"); do
@@ -905,8 +882,8 @@ want_id=$(bash -c '. "$1/lib.sh" && . "$1/vm/qemu.sh" &&
 	elf_build_id "$(boot_image "$2" auto)"' _ "$TOOLS" "$entry") ||
 	not_ok "the stock kernel has a build ID"
 printf '%040d\n' 0 >"$tmp/other/build-id"
-check_rc "vm-run.sh: another kernel than the entry's build-id exits 3" 3 \
-	"$TOOLS/vm/vm-run.sh" --kernel "$tmp/other" --initrd "$tmp/initrd.gz" \
+check_rc "vm-run: another kernel than the entry's build-id exits 3" 3 \
+	"$TOOLS/vm/vm-run" --kernel "$tmp/other" --initrd "$tmp/initrd.gz" \
 		--out "$tmp/out-other" --accel tcg
 check "the error names both build IDs" \
 	grep -q "build ID $want_id .*not the one meant: build ID $(printf '%040d' 0)" "$tmp/rc.err"
@@ -916,41 +893,38 @@ check "no verdicts taken from another kernel" \
 check "the stand-in's document names the kernel booted" \
 	bash -c '[ "$("$1" kernel "$2")" = "$3 build-id $4" ]' _ "$KTAP" \
 		"$tmp/out0/results.ktap" "$(cat "$entry/krel")" "$want_id"
-check_rc "vm-run.sh: a document without its kernel line exits 3" 3 \
-	"$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out-noid" \
+check_rc "vm-run: a document without its kernel line exits 3" 3 \
+	"$TOOLS/vm/vm-run" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out-noid" \
 		--accel tcg -- --no-identity
 grep -q "does not say which kernel it ran" "$tmp/rc.err" ||
 	not_ok "the error says the document does not name its kernel" "$(tail -n 2 "$tmp/rc.err")"
 
 # A state QEMU refuses to restore: the boot falls back to booting afresh,
 # and its document says so.
-mkdir -p "$tmp/out-refused"
-head -c 4096 /dev/urandom >"$tmp/out-refused/bad.state"
-image=$(sed -n 's/^vm-boot.sh: boot 1: booting \(.*\) under TCG$/\1/p' "$tmp/rc.err")
-check_rc "vm-boot.sh --restore of a bad state boots afresh" 0 \
-	"$TOOLS/vm/vm-boot.sh" --image "$image" --initrd "$tmp/initrd.gz" --accel tcg \
-		--out "$tmp/out-refused" --boot 2 --restore "$tmp/out-refused/bad.state" -- --rc 4
-[ "$(grep -cxE 'start fresh|rc 4|outcome end' "$tmp/out-refused/boot-2.record")" = 3 ] ||
-	not_ok "its record: outcome end, rc 4, start fresh" \
-		"$(cat "$tmp/out-refused/boot-2.record")"
+head -c 4096 /dev/urandom >"$tmp/bad.state"
+check_rc "vm-run --restore of a bad state boots afresh: the suite's rc 4" 4 \
+	"$TOOLS/vm/vm-run" --kernel "$entry" --initrd "$tmp/initrd.gz" --accel tcg \
+		--out "$tmp/out-refused" --restore "$tmp/bad.state" -- --rc 4
 check "its document's first line: booted afresh, the restore failed" \
-	grep -qE '^# boot 2: booted afresh \([0-9.]+ s\): the restore failed: ' \
-		<(head -n 1 "$tmp/out-refused/boot-2.ktap")
+	grep -qE '^# boot 1: booted afresh \([0-9.]+ s\): the restore failed: ' \
+		<(head -n 1 "$tmp/out-refused/results.ktap")
 if pgrep -f "$tmp/out-(wedge|die|refused|panic|short|kill|other|noid)" >/dev/null; then
 	not_ok "no QEMU left behind after wedges, deaths and refusals"
 fi
-check_rc "vm-run.sh: a missing initramfs exits 3" 3 \
-	"$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$tmp/none.gz" --out "$tmp/out-none"
+check_rc "vm-run: a missing initramfs exits 3" 3 \
+	"$TOOLS/vm/vm-run" --kernel "$entry" --initrd "$tmp/none.gz" --out "$tmp/out-none"
+check_rc "vm-run: an --out it cannot make exits 3, not 1 (a case failed)" 3 \
+	"$TOOLS/vm/vm-run" --kernel "$entry" --initrd "$tmp/initrd.gz" --out /dev/null/out
 # An initramfs that is no image: the kernel panics before /init, every time.
 head -c 4096 /dev/urandom >"$tmp/junk.gz"
-check_rc "vm-run.sh: a kernel that panics before the suite exits 3" 3 \
-	"$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$tmp/junk.gz" --out "$tmp/out-junk" \
+check_rc "vm-run: a kernel that panics before the suite exits 3" 3 \
+	"$TOOLS/vm/vm-run" --kernel "$entry" --initrd "$tmp/junk.gz" --out "$tmp/out-junk" \
 		--accel tcg --timeout 60
-crashed='^vm-run.sh: boot 1: the kernel crashed before the suite began (Kernel panic'
+crashed='^vm-run: boot 1: the kernel crashed before the suite began (Kernel panic'
 check "it was booted once more, and only once" \
 	test "$(grep -c "$crashed" "$tmp/rc.err")" = 1
 check "the error names the panic" \
-	grep -q '^vm-run.sh: error: the guest did not start the suite (.*: Kernel panic - not' \
+	grep -q '^vm-run: error: the guest did not start the suite (.*: Kernel panic - not' \
 		"$tmp/rc.err"
 
 section "finished"

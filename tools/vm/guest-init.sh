@@ -14,7 +14,7 @@
 # <N>" and N lines, one argument each (the clock is set from it: a guest
 # restored from a state saved at READY has the clock of the save);
 # MODULE_ASYNC_BEGIN, the suite's stdout, "MODULE_ASYNC_END rc=<status>".
-# A guest no host answers (vm-boot.sh without a saved state, LAVA) has its
+# A guest no host answers (vm-run without a saved state, LAVA) has its
 # arguments in the image, PRESET_ARGS (qemu.sh's initrd_with_args).
 #
 # Nothing waits for ever on a wedged kernel: a task stuck in it may hold

@@ -1,42 +1,26 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# QEMU for the test VM: which accelerator, which image, the suite's
-# arguments in the initramfs (for a guest no host answers: make lava),
-# start and stop; its monitor (the guest's state saved and restored) is
-# tools/vm/qmp's.  Sourced by vm-run.sh and vm-boot.sh after tools/lib.sh;
-# every function takes what it needs as arguments and prints what it finds.
+# The kernel image and accelerator for the test VM, and the suite's
+# arguments in an initramfs (for a guest no host answers: make lava); the
+# VM itself is tools/vm/vm-run's.  Sourced after tools/lib.sh; every
+# function takes what it needs as arguments and prints what it finds.
 #
-# KVM is used when /dev/kvm is usable and the guest's kernel prints its
-# first line within a bound (vm-boot.sh watches that); a silent KVM guest
-# (it happens: /dev/kvm exists but the guest hangs) is killed and the boot
-# restarts under TCG.  The verdict is remembered per host kernel and QEMU
-# version, only so that later runs need not pay the bound again.
+# KVM is used when /dev/kvm is usable and its guest prints its first line
+# within a bound (vm-run watches that, else falls back to TCG).  The
+# verdict is remembered per host kernel and QEMU version, only so that
+# later runs need not pay the bound again.
 #
 # A bzImage is booted through its PVH entry point where it has one: the ELF
 # kernel inside it is unpacked once into the cache ($CACHE/pvh/<sha256>/) by
 # the kernel tree's scripts/extract-vmlinux.  Under TCG that saves most of
 # the boot (firmware and decompressor take about 8 of 15 s with Debian's
 # xz-compressed kernel).
-#
-# The guest's state (its devices and memory) is saved by QEMU's migration to
-# a file and restored by an incoming migration from it, driven through QMP
-# on a chardev pipe by tools/vm/qmp.
 
 # shellcheck shell=bash
 
-readonly QEMU_STOP_TICKS=200	# 0.01 s each: TERM, then KILL
+# The guest kernel's command line (vm-run's QEMU and make lava's job).
+# shellcheck disable=SC2034 # for lava.sh and vm-run
 readonly QEMU_CMDLINE="console=ttyS0,115200 panic=-1"
-
-# nap S: sleep S seconds without forking sleep(1), for polls many times a
-# second: read -t on a pipe that nobody writes.  The pipe is a process
-# substitution's, opened read-write once per shell, so this shell holds its
-# only writer: no file is made that a killed watcher could leave behind.
-NAP_FD=''
-nap()
-{
-	[ -n "$NAP_FD" ] || exec {NAP_FD}<> <(:)
-	read -r -t "$1" -u "$NAP_FD" _ || true
-}
 
 # kvm_verdict_file: where the verdict on KVM guests of this host is kept.
 kvm_verdict_file()
@@ -240,104 +224,4 @@ initrd_with_args()
 	cp "$base" "$dest"
 	(cd "$dir" && echo "$args" | cpio --quiet -o -H newc -R 0:0) | gzip -n >>"$dest"
 	rm -rf "$dir"
-}
-
-# Escape a path for a -chardev option value.
-chardev_path()
-{
-	printf '%s\n' "${1//,/,,}"
-}
-
-# No QEMU outlives the script that watches it.  qemu_guard starts the guard:
-# a process whose stdin is the read end of a pipe of which the watching
-# script alone holds the write end (QEMU_GUARD; QEMU gets it closed).
-# qemu_start tells it each QEMU's pid, qemu_stop that the QEMU is gone.
-# When the pipe closes, the script has exited, whichever way (SIGKILL
-# included): the guard kills the QEMU it was last told of, which would
-# otherwise run on, holding the run's files and vm.sh's results lock,
-# until its guest ends (never, for a wedged one).  A signal to the process
-# group (Ctrl-C) does not end the guard before the script: the script's
-# cleanup still tells it, and a write to a pipe nobody reads would kill it.
-QEMU_GUARD=''
-qemu_guard()
-{
-	exec {QEMU_GUARD}> >(
-		trap '' INT TERM HUP
-		exec >/dev/null 2>&1
-		pid=''
-		while read -r line; do
-			pid=$line
-		done
-		[ -z "$pid" ] || kill -KILL "$pid" || true
-	)
-}
-
-# qemu_start ACCEL IMAGE INITRD CONSOLE CHANNEL QMP LOG MEMORY SMP STATE
-# [restore]: start the guest in the background and print QEMU's pid.  Its
-# console (ttyS0) is appended to CONSOLE; its results channel (ttyS1) is
-# written to CHANNEL.out and reads the FIFO CHANNEL.in; its monitor reads
-# the FIFO QMP.in and writes QMP.out (tools/vm/qmp talks to it); QEMU's own
-# messages go to LOG.  STATE is the file the guest's state is saved to
-# ("qmp save"), or with "restore" the one it starts from ("qmp restore").
-# The FIFOs and files are made here, empty.  The caller has started the
-# guard (qemu_guard).
-qemu_start()
-{
-	local accel=$1 image=$2 initrd=$3 console=$4 channel=$5 qmp=$6 qlog=$7 cpu=max
-	local incoming=()
-
-	[ -n "$QEMU_GUARD" ] || die "qemu_start: no guard (qemu_guard first)"
-	[ "$accel" = kvm ] && cpu=host
-	# shellcheck disable=SC2016 # QEMU's sh expands it
-	[ "${11:-}" != restore ] || incoming=(-incoming 'exec:cat "$MODULE_ASYNC_STATE"')
-	rm -f "$channel.in" "$qmp.in"
-	mkfifo "$channel.in" "$qmp.in"
-	: >"$channel.out"
-	: >"$qmp.out"
-	MODULE_ASYNC_STATE=${10} qemu-system-x86_64 \
-		-nodefaults -display none -monitor none -no-reboot \
-		-accel "$accel" -cpu "$cpu" -m "$8" -smp "$9" \
-		-kernel "$image" -initrd "$initrd" -append "$QEMU_CMDLINE" \
-		-chardev "file,id=console,path=$(chardev_path "$console"),append=on" \
-		-chardev "pipe,id=results,path=$(chardev_path "$channel")" \
-		-serial chardev:console -serial chardev:results \
-		-chardev "pipe,id=qmp,path=$(chardev_path "$qmp")" -mon chardev=qmp,mode=control \
-		"${incoming[@]}" </dev/null >"$qlog" 2>&1 {QEMU_GUARD}>&- &
-	echo $! >&"$QEMU_GUARD"
-	echo $!
-}
-
-# qemu_alive PID: running, not a zombie.  QEMU is no child of the script
-# that watches it (qemu_start runs in a $(...)), so its zombie waits for
-# init to reap it: seconds where init reaps lazily (a container's), which
-# kill -0 alone would count as alive.
-qemu_alive()
-{
-	local stat
-
-	[ -n "$1" ] && kill -0 "$1" 2>/dev/null || return 1
-	{ read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 0
-	stat=${stat##*) }
-	[ "${stat%% *}" != Z ]
-}
-
-# qemu_stop PID: TERM, then KILL if it is still there.
-qemu_stop()
-{
-	local i
-
-	qemu_alive "$1" || { qemu_gone; return 0; }
-	kill -TERM "$1" 2>/dev/null || true
-	for ((i = 0; i < QEMU_STOP_TICKS; i++)); do
-		qemu_alive "$1" || { qemu_gone; return 0; }
-		nap 0.01
-	done
-	kill -KILL "$1" 2>/dev/null || true
-	qemu_gone
-}
-
-# qemu_gone: the guard has no QEMU to kill (its pid may be another's soon).
-qemu_gone()
-{
-	[ -z "$QEMU_GUARD" ] || echo >&"$QEMU_GUARD"
 }

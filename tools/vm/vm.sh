@@ -5,7 +5,7 @@
 #
 # Builds the runner, fetches or builds the kernel, builds the test modules
 # against it, packs them into an initramfs (tools/vm/mkinitramfs.sh) and
-# boots it (tools/vm/vm-run.sh).  Exit status: the guest suite's (0, 1 a
+# boots it (tools/vm/vm-run).  Exit status: the guest suite's (0, 1 a
 # case failed, 4 all skipped); 2 bad usage, said before any work (a path
 # make cannot take among them); 3 a failure of the host's or of the VM,
 # never 1.
@@ -335,7 +335,7 @@ done
 mapfile -t kernel_modules < <("$runner" --list-modules)
 
 # One run per results directory, or the boots of two would mix.  The lock
-# (fd 7) is inherited by vm-run.sh and QEMU and goes with the last of them.
+# (fd 7) is inherited by vm-run, not by its QEMU, and goes with it.
 { exec 7>"$out/.lock"; } 2>/dev/null || die "cannot write to the results directory $out"
 flock -n 7 || die "another run is using $out: wait for it to end, or give --out"
 
@@ -377,5 +377,5 @@ if [ "$prepare" = 1 ]; then
 		initrd "$out/initramfs.cpio.gz" cases "$out/cases"
 	exit 0
 fi
-exec "$TOOLS/vm/vm-run.sh" --kernel "$entry" --initrd "$out/initramfs.cpio.gz" \
+exec "$TOOLS/vm/vm-run" --kernel "$entry" --initrd "$out/initramfs.cpio.gz" \
 	--out "$out" --timeout "$timeout" --cases "$out/cases" -- "${suite_args[@]}"
