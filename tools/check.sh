@@ -177,7 +177,7 @@ stage_shell()
 		fi
 	done
 	# The Python programs are typed: mypy --strict, as kunit_tool is.
-	for f in ktap/ktap vm/qmp; do
+	for f in ktap/ktap vm/qmp expected/expected; do
 		if mypy --strict --no-error-summary --cache-dir "$TOP/build/mypy" "$TOOLS/$f"; then
 			pass "mypy --strict tools/$f"
 		else

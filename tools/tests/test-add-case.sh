@@ -193,7 +193,7 @@ if "$runner" --list-modules 2>/dev/null | grep -qx brd; then
 else
 	fail "--list-modules does not name brd"
 fi
-"$tree/tools/expected/expected.sh" column stock >"$tmp/expected" 2>&1 || true
+"$tree/tools/expected/expected" column stock >"$tmp/expected" 2>&1 || true
 for want in "$NEW ok" "$BRD skip"; do
 	if grep -qx "$want" "$tmp/expected"; then
 		pass "the expected table's stock column has $want"

@@ -215,14 +215,12 @@ fi
 results=$root/root/module_async/build/vm/stock/results.ktap
 if [ -f "$results" ]; then
 	cp "$results" "$log/results.ktap"
-	"$TOOLS/expected/expected.sh" column stock >"$log/expected"
-	while read -r line; do
-		case $line in
-		PASS*) pass "${line#PASS }" ;;
-		*) fail "${line#FAIL }" ;;
-		esac
-	done < <("$TOOLS/ktap/compare-verdicts.sh" --status "$rc" "$log/results.ktap" \
-		"$log/expected" 2>&1 | grep -E '^(PASS|FAIL)' || true)
+	if "$TOOLS/expected/expected" compare --status "$rc" stock "$log/results.ktap" \
+		>"$log/compare.log" 2>&1; then
+		pass "the stock kernel's verdicts as expected"
+	else
+		fail "the stock kernel's verdicts as expected (see $log/compare.log)"
+	fi
 else
 	fail "no build/vm/stock/results.ktap in the fresh root's clone"
 fi
