@@ -23,18 +23,12 @@ usage: $PROG [--kernel NAME]... [--allow-deadlock] [--reuse] [--out DIR]
 Runs the suite in a VM on each kernel (default: every kernel of
 tools/expected/verdicts that vm.sh can make) and prints the verdict matrix.
 
-  --kernel NAME     a kernel of tools/expected/verdicts (repeatable):
-                      stock                 Debian bookworm's stock kernel
-                      stock-RELEASE         the stock kernel of RELEASE
-                                            (vm.sh --dist RELEASE)
-                      vanilla, patched, fixed  built from linux-source-6.1
-                      vanilla-V, ...           built from linux-source-V
-                                               (vm.sh --kernel vanilla --src V)
-                      KERNEL+BROKEN         a source kernel with the broken
-                                            variant tools/kernel/patches/
-                                            BROKEN/<X.Y>/ on top (vm.sh
-                                            --patch): it must differ from
-                                            KERNEL in a verdict
+  --kernel NAME     a kernel of tools/expected/verdicts (repeatable): stock
+                    (bookworm's), stock-RELEASE (vm.sh --dist RELEASE),
+                    VARIANT (built from linux-source-6.1), VARIANT-X.Y (from
+                    linux-source-X.Y), KERNEL+BROKEN (KERNEL with the patches
+                    of tools/kernel/patches/BROKEN/<X.Y>/: it must differ
+                    from KERNEL in a verdict)
   --allow-deadlock  also the cases that can wedge the kernel; compared
                     with the kernel's verdicts with deadlocks allowed
   --reuse           do not run the VMs: tabulate results already in --out
