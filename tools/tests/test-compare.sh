@@ -182,32 +182,24 @@ case_verdicts()
 	"$expected" column "$1" | awk '$1 != "policy" && $1 != "status"'
 }
 
-# doc_of KERNEL: a KTAP document with KERNEL's verdicts as the table has them.
-doc_of()
-{
-	"$expected" column "$1" | awk '
-		$1 == "policy" { policy = $2 }
-		$1 == "policy" || $1 == "status" { next }
-		{ n++; name[n] = $1; v[n] = $2 }
-		END {
-			print "KTAP version 1"
-			print "1.." n
-			print "# policy: " policy
-			for (i = 1; i <= n; i++) {
-				line = (v[i] ~ /^(ok|skip)$/ ? "ok " : "not ok ") i " " name[i]
-				if (v[i] == "skip") line = line " # SKIP a reason"
-				if (v[i] == "timeout") line = line " # TIMEOUT 10s"
-				print line
-			}
-		}'
-}
-
-# results_of KERNEL DIR: DIR/KERNEL/ as a VM run of KERNEL would leave it.
+# results_of KERNEL DIR: DIR/KERNEL/ as a VM run of KERNEL giving the table's
+# verdicts would leave it (a directive for each verdict, read as such).
 results_of()
 {
+	local n=0 row verdict
+
 	mkdir -p "$2/$1"
-	doc_of "$1" > "$2/$1/results.ktap"
-	"$expected" column "$1" | awk '$1 == "status" { print $2 }' > "$2/$1/status"
+	"$expected" column "$1" | {
+		while read -r row verdict; do
+			case $row:$verdict in
+			policy:*) printf 'KTAP version 1\n# policy: %s\n' "$verdict" ;;
+			status:*) echo "$verdict" > "$2/$1/status" ;;
+			*:ok | *:skip | *:xfail) echo "ok $((n += 1)) $row # ${verdict^^}" ;;
+			*) echo "not ok $((n += 1)) $row # ${verdict^^}" ;;
+			esac
+		done
+		echo "1..$n"
+	} > "$2/$1/results.ktap"
 }
 
 # matrix_says KERNEL RC VERDICT WHAT: matrix.sh on KERNEL's and its base's
