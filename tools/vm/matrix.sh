@@ -109,6 +109,7 @@ if [ $list -eq 1 ]; then
 	printf '%s\n' "${kernels[@]}"
 	exit 0
 fi
+[ ${#kernels[@]} -gt 0 ] || die "no kernel to run or tabulate"
 
 if [ $reuse -eq 0 ]; then
 	"$TOOLS/deps.sh" || die "missing packages"
