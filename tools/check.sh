@@ -130,7 +130,7 @@ stage_shell()
 			python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read())' "$f"
 	done
 	# The Python programs are typed: mypy --strict, as kunit_tool is.
-	for f in ktap/ktap vm/vm-run; do
+	for f in ktap/ktap vm/vm-run expected/expected; do
 		verify "mypy --strict tools/$f" \
 			mypy --strict --no-error-summary --cache-dir "$TOP/build/mypy" "$TOOLS/$f"
 	done

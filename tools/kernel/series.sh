@@ -166,7 +166,7 @@ kernel/module/'s."
 # of the expected table.
 counts()
 {
-	"$TOOLS/expected/expected.sh" ${2:+"$2"} column "$1" |
+	"$TOOLS/expected/expected" ${2:+"$2"} column "$1" |
 		awk '!/^#/ && $1 != "policy" && $1 != "status" { n[$2]++ }
 		END {
 			n_order = split("ok xfail not-ok skip timeout error", order)
@@ -207,7 +207,7 @@ EOF
 		what=$(sed -nE "s/^#   $k +(.*[^:]):?\$/\\1/p" "$TOOLS/expected/verdicts")
 		printf '  %s\n' "$what"
 		printf '    policy %s; safe: %s\n' \
-			"$("$TOOLS/expected/expected.sh" column "$k" | sed -n 's/^policy //p')" \
+			"$("$TOOLS/expected/expected" column "$k" | sed -n 's/^policy //p')" \
 			"$(counts "$k")"
 		printf '    deadlocks allowed: %s\n' "$(counts "$k" --allow-deadlock)"
 	done

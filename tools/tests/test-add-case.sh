@@ -175,7 +175,7 @@ verify "--list has $BRD after request_module_from_async_bfq" \
 	follows request_module_from_async_bfq "$BRD"
 "$runner" --list-modules >"$tmp/modules" 2>/dev/null || true
 verify "--list-modules names brd" grep -qx brd "$tmp/modules"
-"$tree/tools/expected/expected.sh" column stock >"$tmp/expected" 2>&1 || true
+"$tree/tools/expected/expected" column stock >"$tmp/expected" 2>&1 || true
 for want in "$NEW ok" "$BRD skip"; do
 	verify "the expected table's stock column has $want" grep -qx "$want" "$tmp/expected"
 done

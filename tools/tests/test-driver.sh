@@ -68,7 +68,7 @@ cases_of_the_table()
 {
 	[ "$status" -eq 0 ] &&
 		[ "$(awk '{ print $1 }' "$tmp/out" | sort | uniq -d)" = "" ] &&
-		diff <(awk '{ print $1 }' "$tmp/out") <("$TOOLS/expected/expected.sh" cases) \
+		diff <(awk '{ print $1 }' "$tmp/out") <("$TOOLS/expected/expected" cases) \
 			>"$tmp/err"
 }
 

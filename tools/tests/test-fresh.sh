@@ -160,9 +160,8 @@ details=$log/make-vm.log check "make vm in a fresh root exits 0" test "$rc" -eq 
 results=$root/root/module_async/build/vm/stock/results.ktap
 if [ -f "$results" ]; then
 	cp "$results" "$log/results.ktap"
-	"$TOOLS/expected/expected.sh" column stock >"$log/expected"
-	"$TOOLS/ktap/compare-verdicts.sh" --status "$rc" "$log/results.ktap" \
-		"$log/expected" >"$log/compare.log" 2>&1 || true
+	"$TOOLS/expected/expected" compare --status "$rc" stock "$log/results.ktap" \
+		>"$log/compare.log" 2>&1 || true
 	relay "$log/compare.log"
 else
 	fail "no build/vm/stock/results.ktap in the fresh root's clone"

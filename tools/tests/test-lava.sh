@@ -82,7 +82,7 @@ check "LAVA recorded $(wc -l <"$tmp/vm") cases, each with make vm's verdict" \
 
 # ---- a deadlock in a LAVA job ---------------------------------------------
 
-wedger=$("$TOOLS/expected/expected.sh" --allow-deadlock column stock |
+wedger=$("$TOOLS/expected/expected" --allow-deadlock column stock |
 	awk '$2 == "timeout" { print $1; exit }')
 rc=0
 "$LAVA" --image "$image" --allow-deadlock --out "$out/lava-deadlock" >"$tmp/wedged" \

@@ -13,7 +13,7 @@
 # (tools/ktap/ktap-check.py --nested), and that the nested document, taken
 # out of the runner's by the KTAP reader (tools/ktap/ktap --nested), has
 # the kernel's verdicts of tools/expected/verdicts
-# (tools/ktap/compare-verdicts.sh); on 7.2, also that they are, case by
+# (tools/expected/expected compare); on 7.2, also that they are, case by
 # case, those of make vm's own run on that kernel (vm.sh, run directly).
 #
 # usage: test-via.sh [--out DIR]   (default: build/check/via)
@@ -43,7 +43,7 @@ via()
 	rm -f "$dir/results.ktap" "$dir/nested.ktap"
 	"$TOOLS/vm/vm.sh" "$@" --via run_kselftest --out "$dir" >"$dir/stdout.ktap" \
 		2>"$dir/vm.log" || rc=$?
-	"$TOOLS/expected/expected.sh" column "$kernel" >"$dir/expected"
+	"$TOOLS/expected/expected" column "$kernel" >"$dir/expected"
 	details=$dir/vm.log check \
 		"$kernel: vm.sh --via run_kselftest exits as the table says ($rc)" \
 		test "$rc" -eq "$(sed -n 's/^status //p' "$dir/expected")"
@@ -69,8 +69,8 @@ via()
 			>"$dir/nested.ktap"
 	fi
 	if [ -s "$dir/nested.ktap" ] &&
-		"$TOOLS/ktap/compare-verdicts.sh" --status "$rc" "$dir/nested.ktap" \
-			"$dir/expected" >"$dir/compare.log" 2>&1; then
+		"$TOOLS/expected/expected" compare --status "$rc" "$kernel" "$dir/nested.ktap" \
+			>"$dir/compare.log" 2>&1; then
 		pass "$kernel: the nested document has the expected verdicts"
 	else
 		fail "$kernel: the nested document has the expected verdicts (in ${dir#"$TOP"/})"

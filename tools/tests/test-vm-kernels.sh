@@ -59,9 +59,8 @@ refused()
 # of KERNEL and the run exited as expected (make's 0 is the script's 0).
 verdicts_of()
 {
-	"$TOOLS/expected/expected.sh" column "$2" >"$out/expected.$2"
-	if "$TOOLS/ktap/compare-verdicts.sh" --status "$4" "$1" "$out/expected.$2" \
-			>"$out/compare.log" 2>&1; then
+	if "$TOOLS/expected/expected" compare --status "$4" "$2" "$1" >"$out/compare.log" 2>&1
+	then
 		pass "$3: the verdicts expected of $2"
 	else
 		fail "$3: not the verdicts expected of $2 (see $out/compare.log)"
