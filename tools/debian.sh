@@ -1,9 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Debian's packages for the scripts that fetch them (fetch-kernel.sh,
-# fetch-source.sh, build-kmod.sh, lava.sh), sourced after lib.sh:
-#	# shellcheck source=tools/debian.sh
-#	. "$TOOLS/debian.sh"
+# fetch-source.sh, build-kmod.sh, lava.sh), sourced after lib.sh (with a
+# "source=" directive for shellcheck naming this file).
 # apt made to serve a Debian release, its answers kept, packages looked up
 # and downloaded against its signed indexes.
 
@@ -55,7 +54,8 @@ apt_cache()
 		       mv "$f.tmp.$$" "$f"; }; then
 			die "cannot keep apt's answers in ${f%/*}"
 		fi
-		find "${f%/*}" -type f -mmin +"$((DEB_LISTS_MAX_AGE / 60))" -delete 2>/dev/null || true
+		find "${f%/*}" -type f -mmin +"$((DEB_LISTS_MAX_AGE / 60))" -delete 2>/dev/null ||
+			true
 	fi
 	{ read -r rc; cat; } <"$f"
 	return "$rc"
@@ -135,7 +135,8 @@ deb_release()
 	while read -r label suite uri; do
 		case $label in
 		Debian)
-			[ "$kind/$suite" != "deb/$rel" ] || [[ $rel == *-backports ]] || machine=true
+			[ "$kind/$suite" != "deb/$rel" ] || [[ $rel == *-backports ]] ||
+				machine=true
 			[ -n "$debian" ] || debian=$uri
 			;;
 		Debian-Security) [ -n "$security" ] || security=$uri ;;
@@ -168,7 +169,8 @@ deb_private()
 	*) printf '%s\n' "$3 $rel" "$3 $rel-updates" "${4:+$4 $rel-security}" ;;
 	esac | while read -r mirror suite; do
 		[ -z "$mirror" ] ||
-			printf '%s [signed-by=%s] %s %s main\n' "$kind" "$DEB_KEYRING" "$mirror" "$suite"
+			printf '%s [signed-by=%s] %s %s main\n' "$kind" "$DEB_KEYRING" \
+				"$mirror" "$suite"
 	done >"$dir/sources.list.new"
 	printf '%s\n' "// module_async: Debian $rel beside the machine's apt" \
 		"Dir::Etc::sourcelist \"$dir/sources.list\";" \

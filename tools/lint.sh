@@ -174,7 +174,7 @@ sparse_one()
 # workqueue").
 wq_deprecated()
 {
-	local series wq_src wqs ko uses=''
+	local series wq_src wqs ko uses='' what
 
 	series=$(grep -oE '^[0-9]+\.[0-9]+' <<<"$1") || die "unexpected kernel release '$1'"
 	wq_src=$("$TOOLS/kernel/fetch-source.sh" --series "$series" | tail -n 1) ||
@@ -187,8 +187,9 @@ wq_deprecated()
 		uses+=$(nm -u "$ko" | awk -v ko="${ko##*/}" -v wqs=" $wqs" \
 			'index(wqs, " " $2 " ") { printf "%s uses %s; ", ko, $2 }')
 	done
-	verify "the test modules use no workqueue $3 deprecates (${wqs:-none }in $series's" \
-		"kernel/workqueue.c)${uses:+: ${uses%; }}" [ -z "$uses" ]
+	what="the test modules use no workqueue $3 deprecates"
+	verify "$what (${wqs:-none }in $series's kernel/workqueue.c)${uses:+: ${uses%; }}" \
+		[ -z "$uses" ]
 }
 
 check_sparse()

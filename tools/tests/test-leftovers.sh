@@ -61,7 +61,8 @@ if [ "$born" -gt 0 ]; then
 else
 	skip "mkinitramfs of a reused pid: removed: $tmp keeps no birth times"
 fi
-trap 'kill "$zombie_parent" $reuser 2>/dev/null || true; rm -rf "$tmp" "${left[@]}" "${live[@]}"' EXIT
+trap 'kill "$zombie_parent" $reuser 2>/dev/null || true
+      rm -rf "$tmp" "${left[@]}" "${live[@]}"' EXIT
 
 status=0
 TMPDIR=$tmp make -s -C "$TOP" vm >"$tmp/out" 2>&1 || status=$?

@@ -93,8 +93,8 @@ vm_args()
 
 if [ ${#kernels[@]} -eq 0 ]; then
 	while read -r k; do
-		if [ -n "$(vm_args "$k")" ] || { [ $reuse -eq 1 ] && [ -e "$out/$k/results.ktap" ]; }
-		then
+		if [ -n "$(vm_args "$k")" ] ||
+		   { [ $reuse -eq 1 ] && [ -e "$out/$k/results.ktap" ]; }; then
 			kernels+=("$k")
 		elif [ $reuse -eq 0 ]; then
 			log "$k left out: no vm.sh options make it"
