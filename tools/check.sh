@@ -2,32 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # check.sh - the project's own tests (`make check`), in stages, each timed,
-# each with its log in build/check/<stage>.log:
-#   shell       bash -n and shellcheck of every script, Python's syntax,
-#               mypy --strict of the typed Python programs
-#   build       the runner with -Wall -Wextra -Werror; it and lib's tests
-#               also with the kselftest.h of each of KSFT_SERIES
-#   lib         host tests of lib/ and of the runner's KTAP output
-#   compare     the verdict comparator and the KTAP reader
-#   driver      module_async.sh: usage errors, whole-suite SKIPs with reasons
-#   inputs      bad input to make vm refused, exit 2, before any work
-#   tools       the VM tooling (fetch, initramfs, boot)
-#   add-case    a case added on a copy of the tree, run in a VM
-#   intree      the suite as a kselftest target of linux-source-6.1 and 7.2;
-#               make series applied to 7.2
-#   via         the suite in a VM through an installed run_kselftest.sh
-#   checkpatch, sparse, ktap   tools/lint.sh --check NAME (ktap: the matrix's)
-#   matrix      the suite on every kernel of tools/expected/verdicts
-#   leftovers   what a killed run leaves behind, the next run removes
-#   reliability tools/reliability --quick
-#   deadlock    the suite with deadlocks allowed, resumed in fresh VMs
-#   lava        make lava against make vm; the job definitions' schema
-#   kernels     make vm with PATCH=, KERNEL=, KSRC= and its refusals
-#   fresh       README.md's commands in a fresh minimal Debian root
-#   bench       tools/bench --quick --against HEAD: its table, ratios numbers
-# Every stage runs whatever the others did; tools/ktap/ktap totals counts its
-# results (KTAP, its own or kselftest's) with its exit status: a non-zero one
-# with no failure, or no result at all, is a failure.  The last line sums up.
+# its log in build/check/<stage>.log.  tools/ktap/ktap totals counts a
+# stage's results (KTAP, its own or kselftest's) with its exit status: a
+# non-zero one with no failure, or no result at all, is a failure.
 
 set -euo pipefail
 
@@ -36,17 +13,35 @@ PROG=${0##*/}
 . "$(dirname "$0")/lib.sh"
 readonly logdir=$TOP/build/check runner=$TOP/build/module_async
 
-readonly all_stages="shell build lib compare driver inputs tools add-case intree via checkpatch \
-sparse matrix leftovers reliability ktap deadlock lava kernels fresh bench"
+readonly STAGES="\
+shell        bash -n and shellcheck of every script, Python's syntax, mypy --strict
+build        the runner with -Werror; it and lib's tests with each KSFT_SERIES kselftest.h
+lib          host tests of lib/ and of the runner's KTAP output
+compare      the verdict comparator and the KTAP reader
+driver       module_async.sh: usage errors, whole-suite SKIPs with reasons
+inputs       bad input to make vm refused, exit 2, before any work
+tools        the VM tooling (fetch, initramfs, boot)
+add-case     a case added on a copy of the tree, run in a VM
+intree       a kselftest target of linux-source-6.1 and 7.2; make series on 7.2
+via          the suite in a VM through an installed run_kselftest.sh
+checkpatch   tools/lint.sh --check checkpatch
+sparse       tools/lint.sh --check sparse
+matrix       the suite on every kernel of tools/expected/verdicts (7 min)
+leftovers    what a killed run leaves behind, the next run removes
+reliability  tools/reliability --quick
+ktap         tools/lint.sh --check ktap: the matrix's documents
+deadlock     the suite with deadlocks allowed, resumed in fresh VMs
+lava         make lava against make vm; the job definitions' schema
+kernels      make vm with PATCH=, KERNEL=, KSRC= and its refusals
+fresh        README.md's commands in a fresh minimal Debian root
+bench        tools/bench --quick --against HEAD: its table, ratios numbers"
+all_stages=$(cut -d' ' -f1 <<<"$STAGES" | paste -sd' ')
+readonly all_stages
 
 usage()
 {
-	cat <<EOF
-usage: $PROG [--stage NAME]... [--help]
-
-Runs the project's own tests and ends with "N passed, N failed, N skipped".
-Stages (default: all, in this order): $all_stages
-EOF
+	printf 'usage: %s [--stage NAME]... [--help]\nStages (default: all, in order):\n%s\n' \
+		"$PROG" "$STAGES"
 }
 
 stages=
@@ -119,18 +114,16 @@ stage_shell()
 		'#!/bin/sh'*) shell="sh" ;;
 		*) shell="bash" ;;
 		esac
-		if "$shell" -n "$f" && shellcheck -x "$f"; then
-			pass "shellcheck ${f#"$TOP"/}"
-		else
-			fail "shellcheck ${f#"$TOP"/}"
-		fi
+		# shellcheck disable=SC2016 # the inner shell expands them
+		verify "shellcheck ${f#"$TOP"/}" \
+			sh -c '"$1" -n "$2" && shellcheck -x "$2"' sh "$shell" "$f"
 	done
 	for f in $(find "$TOP/tools" -name '*.py' | sort); do
 		verify "python syntax ${f#"$TOP"/}" \
 			python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read())' "$f"
 	done
 	# The Python programs are typed: mypy --strict, as kunit_tool is.
-	for f in ktap/ktap vm/vm-run expected/expected; do
+	for f in ktap/ktap vm/vm-run expected/expected lava/lava.py; do
 		verify "mypy --strict tools/$f" \
 			mypy --strict --no-error-summary --cache-dir "$TOP/build/mypy" "$TOOLS/$f"
 	done

@@ -1,55 +1,42 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# The preamble of every script in tools/: strict mode, messages, the exit
-# convention, the test reporter, the cache and its atomic entries, Debian's
-# releases (their packages: debian.sh).  A script starts:
-#	set -euo pipefail
-#	PROG=${0##*/}
-#	. "$(dirname "$0")/../lib.sh"	(at the top of tools/: /lib.sh)
-# (with a shellcheck source= directive naming this file) and defines usage()
-# before it calls usage_error.  This sets TOOLS (this directory) and TOP
-# (the suite's directory, the one above).
+# The preamble every script of tools/ sources after "set -euo pipefail" and
+# PROG=${0##*/} (with a shellcheck source= directive); a script defines
+# usage() before it calls usage_error.  Sets TOOLS (this directory) and TOP.
 #
 # Exit statuses, the same in every script:
 #	0, 1, 4  the outcome: nothing failed, a check or a case failed, all
 #		 skipped (the suite's own statuses, and checks_summary's 0/1)
 #	2        bad usage (usage_error)
-#	3        the script could not do its job: a missing tool or package,
-#		 a download, a build or a VM that failed (die)
+#	3        the job could not be done: a missing tool, a download, a
+#		 build or a VM that failed (die)
 
 # shellcheck shell=bash
 
 set -euo pipefail
-# Command substitutions fail like the commands they run.
 shopt -s inherit_errexit
 : "${PROG:=${0##*/}}"
 TOOLS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$TOOLS/.." && pwd)
 readonly TOOLS TOP
 readonly EXIT_USAGE=2 EXIT_INFRA=3
-# The test modules' KCFLAGS in a build out of a kernel tree (GNUmakefile's
-# too): what older kernels lack, tools/compat/modules.h.
+# The test modules' KCFLAGS out of a kernel tree: what older kernels lack.
 readonly COMPAT_KCFLAGS="-include $TOOLS/compat/modules.h"
 
-# compat_make_args SELFTESTS: the make variables, one a line, that a
-# kselftest build of the suite needs from tools/compat in a tree whose
-# SELFTESTS/kselftest.h lacks ksft_test_result_code() (5.10, 6.1).
-# -iquote, as lib.mk puts USERCFLAGS after the suite's -I..: "kselftest.h"
-# is looked for there before any -I directory.
+# compat_make_args SELFTESTS: the make variables, one a line, a kselftest
+# build needs where SELFTESTS/kselftest.h lacks ksft_test_result_code()
+# (5.10, 6.1).  -iquote: lib.mk puts USERCFLAGS after the suite's -I.
 compat_make_args()
 {
 	grep -q ksft_test_result_code "$1/kselftest.h" && return 0
 	printf '%s\n' "USERCFLAGS=-iquote $TOOLS/compat/ksft" "KCFLAGS=$COMPAT_KCFLAGS"
 }
 
-# What a path given to make cannot hold: make splits words at blanks and
-# reads : % $ # in a target, a recipe's shell the others; Kbuild refuses a
-# space or a colon.
+# What make (blanks, : % $ # in a target; the rest in a recipe's shell)
+# and Kbuild (a space, a colon) cannot take in a path.
 readonly PATH_UNSAFE=$' \t\n:%$#\\\'"`;&|<>()*?[]{}!'
 
-# path_problem PATH: why make or Kbuild cannot take PATH (a checkout, a
-# cache or a kernel tree: refused, exit 2, before anything is written);
-# nothing when they can.
+# path_problem PATH: why make or Kbuild cannot take PATH; nothing if they can.
 path_problem()
 {
 	local i c
@@ -68,7 +55,6 @@ path_problem()
 	done
 }
 
-# The checkout itself, checked by every script (and by GNUmakefile).
 top_problem=$(path_problem "$TOP")
 if [ -n "$top_problem" ]; then
 	printf '%s: the checkout %s: %s; move or clone it to a path without one\n' \
@@ -76,45 +62,38 @@ if [ -n "$top_problem" ]; then
 	exit "$EXIT_USAGE"
 fi
 
-# The kernels built from Debian's linux-source (build-kernel.sh --variant):
-# vanilla as Debian ships it, the others with tools/kernel/patches/<variant>/
-# <X.Y>/: patched the 3.8 flag (PF_USED_ASYNC) forward-ported, fixed module
-# init waiting only for its own async work and what it chains, window the
-# fixed series of 2026-12-04 (chained work missed), kept as the base of
-# broken variants of a fix (patches/<broken>/, on top of it).
+# The kernels built from Debian's linux-source: vanilla as Debian ships it,
+# the others with tools/kernel/patches/<variant>/<X.Y>/: patched (the 3.8
+# PF_USED_ASYNC flag forward-ported), fixed (module init waits only for
+# its own async work and what it chains), window (the fixed series of
+# 2026-12-04, chained work missed: the base of patches/<broken>/).
 readonly SOURCE_VARIANTS="vanilla patched fixed window"
 
-# is_source_variant WORD: WORD is one of them.
 is_source_variant()
 {
 	[[ " $SOURCE_VARIANTS " == *" $1 "* ]]
 }
 
-# The payload: the files that go into a kernel tree as
-# tools/testing/selftests/module_async/, listed here and nowhere else (git
-# pathspecs, relative to $TOP): the kselftest Makefile, the in-tree README,
-# config, settings, the driver, the runner and its library (not its host
-# tests) and the test modules; nothing of tools/, GNUmakefile, .ci/ or
-# README.md.
+# The payload: what goes into a kernel tree as
+# tools/testing/selftests/module_async/ (git pathspecs relative to $TOP),
+# listed here only: nothing of tools/, GNUmakefile, .ci/ or README.md.
 readonly PAYLOAD=(Makefile README config settings module_async.sh module_async.c
 	':(glob)runner/*.[ch]' ':(glob)lib/*.[ch]' ':(exclude,glob)lib/test_*'
 	modules/Makefile ':(glob)modules/*.[ch]')
 
-# clone_files [PATHSPEC...]: what a clone of this repository holds (what git
-# tracks or would track) of PATHSPECs (all by default), NUL-terminated,
-# relative to $TOP.
+# clone_files [PATHSPEC...]: what a clone holds (git tracks or would track)
+# of PATHSPECs, NUL-terminated, relative to $TOP.
 clone_files()
 {
 	(cd "$TOP" && git ls-files -z --cached --others --exclude-standard -- "${@:-.}")
 }
 
-# payload_files: the payload's files, as clone_files lists them.
 payload_files()
 {
 	clone_files "${PAYLOAD[@]}"
 }
 
-# payload_copy DIR: the payload into DIR (made), as it goes into a tree.
+# payload_copy DIR: the payload into DIR (made).
 payload_copy()
 {
 	mkdir -p "$1" && payload_files | rsync -a --from0 --files-from=- "$TOP/" "$1/"
@@ -131,9 +110,8 @@ die()
 	exit "$EXIT_INFRA"
 }
 
-# errors_are_infra: from here on a command that fails unchecked (set -e)
-# ends the script with exit 3, saying which: never 1, which a script whose
-# status is a suite's (vm.sh) keeps for "a case failed".  A subshell leaves
+# errors_are_infra: a command failing unchecked ends the script with exit
+# 3, saying which, never 1 (a case failed, to vm.sh).  A subshell leaves
 # the saying to its parent.
 errors_are_infra()
 {
@@ -148,7 +126,6 @@ errors_exit()
 	exit "$EXIT_INFRA"
 }
 
-# Bad usage: say why, show the usage on stderr, exit 2.
 usage_error()
 {
 	printf '%s: %s\n' "$PROG" "$*" >&2
@@ -156,18 +133,16 @@ usage_error()
 	exit "$EXIT_USAGE"
 }
 
-# need_arg OPTION COUNT: an option that takes a value has one.
+# need_arg OPTION $#: an option that takes a value has one.
 need_arg()
 {
 	[ "$2" -ge 2 ] || usage_error "option $1 needs a value"
 }
 
-# The test reporter of every test script, in KTAP: a version line before
-# the first result, a result a check ("ok N what", "not ok N what", "ok N
-# what # SKIP why"), counted in $passed, $failed and $skipped; a failure's
-# details are "# " lines after it.  checks_summary prints the plan and the
-# closing "N passed, N failed[, N skipped]" and fails when a check did.
-# tools/ktap/ktap reads them (relay, tools/check.sh).
+# The test reporter, KTAP: the version line before the first result, a
+# result a check, a failure's details in "# " lines after it; the counts in
+# $passed, $failed, $skipped.  checks_summary prints the plan and "N
+# passed, N failed[, N skipped]", and fails when a check did.
 result()
 {
 	[ $((${passed:-0} + ${failed:-0} + ${skipped:-0})) -gt 0 ] || echo "KTAP version 1"
@@ -209,9 +184,8 @@ verify()
 	fi
 }
 
-# relay FILE: each result of the KTAP document FILE (another reporter's)
-# as a check of this script, its failures' details after them; a FILE
-# without a result, a failure.
+# relay FILE: each result of another reporter's KTAP document FILE as a
+# check, the failures' details after them; no result at all fails.
 relay()
 {
 	local n what verdict results=0 failures=0
@@ -243,10 +217,9 @@ checks_summary()
 	[ "${failed:-0}" -eq 0 ]
 }
 
-# read_only DIR CMD...: CMD run with DIR read-only, to root too: as root in
-# a mount namespace of its own where DIR is a read-only bind mount (nothing
-# outlives CMD), else with DIR's write permission taken away meanwhile.
-# Status 125, saying why, when neither can be had.
+# read_only DIR CMD...: CMD run with DIR read-only, to root too (as root in
+# a mount namespace of its own, else with DIR's write permission taken away
+# meanwhile); status 125, saying why, when neither can be had.
 read_only()
 {
 	local dir=$1 rc=0
@@ -278,8 +251,7 @@ need_cmd()
 	done
 }
 
-# cache_dir: the cache's path; without MODULE_ASYNC_CACHE, XDG_CACHE_HOME
-# or HOME there is none: said, and status 2.
+# cache_dir: the cache's path; status 2, saying why, where there is none.
 cache_dir()
 {
 	if [ -n "${MODULE_ASYNC_CACHE:-}" ]; then
@@ -292,10 +264,9 @@ cache_dir()
 	fi
 }
 
-# cache_ready: the cache can be used, said before any work by the scripts
-# that write it (an apt answer that cannot be kept would read as an empty
-# one).  No cache, or one whose path make cannot take (kernels are built
-# there), is bad usage: exit 2; one that cannot be made or written: exit 3.
+# cache_ready: the cache can be used, checked before any work by the
+# scripts that write it (an apt answer not kept would read as an empty
+# one).  None, or a path make cannot take: exit 2; not writable: exit 3.
 cache_ready()
 {
 	local dir why err
@@ -307,40 +278,35 @@ cache_ready()
 	[ -w "$dir" ] || die "cannot write to the cache $dir (read-only?)"
 }
 
-# A Debian version as it may appear in a file name.
+# check_debversion VERSION: a Debian version as it may appear in a file name.
 check_debversion()
 {
 	[[ $1 =~ ^[0-9][A-Za-z0-9.+~-]*$ ]] ||
 		usage_error "bad Debian version '$1'"
 }
 
-# The Debian releases the tools know, each with the series X.Y of its
-# kernel (linux-source-X.Y), a series' source taken from the first release
-# that has it.  Every script that checks a release or a series reads this
-# list, and refuses any other (exit 2) before anything is fetched: apt
-# would have to be asked, over the network, to say it has none.
+# The known Debian releases, each with its kernel's series X.Y, a series'
+# source taken from the first release that has it.  Any other is refused
+# (exit 2) before anything is fetched: else apt, over the network, would
+# have to say it has none.
 readonly DEB_RELEASES="bullseye:5.10 bookworm:6.1 trixie:6.12 sid:7.2 bookworm-backports:6.12"
 
-# deb_releases: the known releases, one a line.
 deb_releases()
 {
 	tr ' ' '\n' <<<"$DEB_RELEASES" | cut -d: -f1
 }
 
-# deb_series: the known series, one a line, each once.
 deb_series()
 {
 	tr ' ' '\n' <<<"$DEB_RELEASES" | cut -d: -f2 | awk '!seen[$0]++'
 }
 
-# series_release X.Y: the first known release of series X.Y; nothing for
-# a series none has.
+# series_release X.Y: the first known release of series X.Y, if any.
 series_release()
 {
 	tr ' ' '\n' <<<"$DEB_RELEASES" | awk -F: -v s="$1" '$2 == s && !n++ { print $1 }'
 }
 
-# check_release RELEASE: one of DEB_RELEASES.
 check_release()
 {
 	case " $DEB_RELEASES " in
@@ -349,7 +315,6 @@ check_release()
 	usage_error "bad Debian release '$1' (known: $(deb_releases | paste -sd' '))"
 }
 
-# check_series X.Y: the series of a release of DEB_RELEASES.
 check_series()
 {
 	[[ $1 =~ ^[0-9]+\.[0-9]+$ ]] && [ -n "$(series_release "$1")" ] && return 0
@@ -357,9 +322,8 @@ check_series()
 		"linux-source-$1 (known: $(deb_series | paste -sd' '))"
 }
 
-# ksrc_problem DIR: why DIR is no kernel tree that build-kernel.sh --ksrc
-# can build out of tree (Kbuild builds with O= only from a tree never
-# configured in place); nothing when it is one.
+# ksrc_problem DIR: why DIR is no kernel tree build-kernel.sh --ksrc can
+# build out of tree (Kbuild's O= wants one never configured in place).
 ksrc_problem()
 {
 	[ -d "$1" ] || { echo "no such directory"; return; }
@@ -377,11 +341,9 @@ ksrc_problem()
 
 # ---- cache entries --------------------------------------------------------
 
-# An entry is a directory made in a temporary one beside it (entry_tmp) and
-# renamed into place when complete (entry_commit).  Its last file written
-# is its ".complete" stamp, which records what it was made from: an entry
-# whose stamp is missing or differs from what it would be made from now is
-# deleted and made again.
+# An entry is made in a temporary directory beside it (entry_tmp) and
+# renamed into place (entry_commit).  Its .complete stamp, written last,
+# says what it was made from: one missing or different is made again.
 
 # entry_valid DIR STAMP: DIR is a complete entry made from STAMP, and intact.
 entry_valid()
@@ -389,17 +351,16 @@ entry_valid()
 	[ -f "$1/.complete" ] && [ "$(cat "$1/.complete")" = "$2" ] && entry_intact "$1"
 }
 
-# The manifest of entry DIR's files: "SIZE PATH" a line, sorted.
+# entry_manifest DIR: "SIZE PATH" for each file of DIR, sorted.
 entry_manifest()
 {
 	(cd "$1" && find . -type f ! -name .complete ! -name .manifest -printf '%s %P\n') |
 		LC_ALL=C sort
 }
 
-# entry_intact DIR: the files of DIR's .manifest are there, each with its
-# size (not cut short, not deleted); says which one is not.  Files added
-# since are not its business.  Sizes, not checksums: a look at every file
-# of a 20000-file module tree costs a fraction of a second, hashing it ten.
+# entry_intact DIR: the files of DIR's .manifest are there with their sizes
+# (sizes: hashing a 20000-file module tree takes ten seconds, this a
+# fraction of one); says which is not.
 entry_intact()
 {
 	local bad
@@ -414,22 +375,19 @@ entry_intact()
 	return 1
 }
 
-# An entry's checksums, .md5sums (md5sum's lines, paths relative to the
-# entry), say what the files a run loads must hold: a fetched kernel's are
-# its packages' own (DEBIAN/md5sums), a built one's entry_sum's.  Only what
-# a run loads is checked (the kernel image, the initramfs's modules): 10 MB,
-# where the whole module tree would be 400.
+# An entry's md5sum lines (paths relative to it) for what a run loads (the
+# image, the initramfs's modules: 10 MB of 400): a fetched kernel's from
+# its packages (DEBIAN/md5sums), a built one's from entry_sum.
 readonly ENTRY_SUMS=.md5sums
 
-# entry_sum PATH...: record the checksums of files of the entry being made
-# (paths relative to it).
+# entry_sum PATH...: record the checksums of files of the entry being made.
 entry_sum()
 {
 	(cd "$ENTRY_TMP" && md5sum -- "$@") >>"$ENTRY_TMP/$ENTRY_SUMS"
 }
 
-# entry_verify DIR PATH...: each PATH (relative to DIR; a link is followed,
-# within DIR) holds what DIR's checksums say; says which does not.
+# entry_verify DIR PATH...: each PATH of DIR (a link followed, within DIR)
+# matches DIR's checksums; says which does not.
 entry_verify()
 {
 	local root f real paths=() sums bad
@@ -463,8 +421,7 @@ entry_verify()
 	return 1
 }
 
-# entry_lock DIR: serialise builders of one entry (fd 9 stays open until the
-# caller exits).
+# entry_lock DIR: serialise DIR's builders (fd 9, open until the caller exits).
 entry_lock()
 {
 	mkdir -p "$(dirname "$1")"
@@ -472,12 +429,10 @@ entry_lock()
 	flock 9
 }
 
-# may_own PID FILE: process PID runs (a zombie does not) and began before
-# FILE was made, so it may have made it: PIDs are reused.  Made is FILE's
-# birth time, else its ctime: never its mtime, which touch sets back
-# (mkinitramfs.sh dates its root 1970 for cpio).  The start from
-# /proc/PID/stat's starttime (field 22, ticks after boot) and /proc/stat's
-# btime, to the second.
+# may_own PID FILE: PID runs (not a zombie) and began before FILE was made
+# (PIDs are reused).  Made: FILE's birth time, else its ctime, never its
+# mtime (mkinitramfs.sh dates its root 1970).  Begun: /proc/PID/stat's
+# starttime (field 22, ticks after boot) plus /proc/stat's btime.
 may_own()
 {
 	local stat fields btime made
@@ -493,9 +448,8 @@ may_own()
 	[ $((btime + fields[19] / $(getconf CLK_TCK))) -le $((made + 1)) ]
 }
 
-# stale_remove PREFIX: remove PREFIX<pid>.* left behind by a process that
-# is gone (killed with SIGKILL, say): a run names its temporary files
-# PREFIX$$.XXXXXX.
+# stale_remove PREFIX: remove the PREFIX<pid>.* (a run's temporary files,
+# PREFIX$$.XXXXXX) of processes that are gone (killed, say).
 stale_remove()
 {
 	local f pid
@@ -513,9 +467,8 @@ stale_remove()
 	done
 }
 
-# entry_tmp DIR: a fresh temporary directory beside DIR, ENTRY_TMP, removed
-# on exit unless entry_commit renamed it into place; one a killed builder
-# left goes first.
+# entry_tmp DIR: ENTRY_TMP, a fresh directory beside DIR, removed on exit
+# unless entry_commit renamed it; a killed builder's goes first.
 ENTRY_TMP=
 entry_tmp()
 {
@@ -541,8 +494,7 @@ entry_remove()
 	done
 }
 
-# entry_commit DIR STAMP: write the manifest, the stamp last, then rename
-# into place.
+# entry_commit DIR STAMP: the manifest, the stamp last, then into place.
 entry_commit()
 {
 	entry_manifest "$ENTRY_TMP" >"$ENTRY_TMP/.manifest"
@@ -555,14 +507,10 @@ entry_commit()
 
 # ---- which kernel an image holds ------------------------------------------
 
-# A kernel is named by its GNU build ID: ld (kbuild's --build-id=sha1) writes
-# a SHA-1 of the linked vmlinux into its notes, which the boot image's
-# compressed payload keeps, as does the running kernel's /sys/kernel/notes.
-# Reading it needs the payload unpacked (by the kernel tree's own
-# scripts/extract-vmlinux: 0.2 s for a built kernel, a second for Debian's).
+# A kernel is named by its GNU build ID (kbuild links with --build-id=sha1),
+# kept in the boot image's compressed payload and /sys/kernel/notes.
 
-# elf_build_id FILE: the GNU build ID of ELF file FILE, one line of hex;
-# fails, printing nothing, where it has none.
+# elf_build_id FILE: ELF FILE's build ID in hex; fails silently without one.
 elf_build_id()
 {
 	local id
@@ -573,9 +521,9 @@ elf_build_id()
 	printf '%s\n' "$id"
 }
 
-# kernel_build_id IMAGE SCRIPT: the build ID of the kernel in IMAGE, a
-# bzImage (or an ELF vmlinux) unpacked by SCRIPT, a kernel tree's
-# scripts/extract-vmlinux; fails, saying why, where it cannot.
+# kernel_build_id IMAGE SCRIPT: the build ID of the kernel in IMAGE
+# unpacked by SCRIPT (a tree's scripts/extract-vmlinux: 0.2 to 1 s); fails,
+# saying why.
 kernel_build_id()
 {
 	local tmp rc=0
@@ -590,9 +538,8 @@ kernel_build_id()
 	return "$rc"
 }
 
-# kernel_image_check IMAGE VMLINUX SCRIPT: the kernel in boot image IMAGE
-# (unpacked by SCRIPT) is ELF file VMLINUX, the same build ID; prints it.
-# Else fails, saying what each holds.
+# kernel_image_check IMAGE VMLINUX SCRIPT: prints the build ID IMAGE's
+# kernel (unpacked by SCRIPT) shares with VMLINUX; else fails, saying both.
 kernel_image_check()
 {
 	local want got
@@ -611,12 +558,9 @@ kernel_image_check()
 
 # ---- steps keyed by their inputs ------------------------------------------
 
-# A host step whose output lies in build/ (the test modules, an initramfs)
-# is skipped when its stamp says it was made from the same inputs (KEY:
-# text naming them, e.g. their checksums) and its outputs are still the
-# files it wrote: each's size and modification time (to the nanosecond).
+# A host step's outputs in build/ are kept while its stamp names the same
+# KEY (text naming the inputs) and each output's size and mtime (ns).
 
-# step_text KEY FILE...: the stamp of KEY and FILEs; fails if one is missing.
 step_text()
 {
 	printf '%s\n' "$1"
@@ -644,9 +588,8 @@ files_key()
 	find "$@" -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum
 }
 
-# tools_key CMD...: where each command is, its size and time, and the time of
-# dpkg's status (an upgrade of one of their libraries changes it).  The
-# paths from bash's own table (hash), not a fork each.
+# tools_key CMD...: each command's path (from bash's hash table: no fork),
+# size and time, and dpkg's status's (an upgraded library changes it).
 tools_key()
 {
 	local c paths=()
@@ -662,9 +605,8 @@ tools_key()
 	stat -c '%s %y %n' /var/lib/dpkg/status 2>/dev/null || true
 }
 
-# module_files MODDIR NAME: the files of module NAME (as modprobe names it)
-# and of the modules it needs, as MODDIR's modules.dep lists them (paths
-# relative to MODDIR); nothing when it lists no such module.
+# module_files MODDIR NAME: module NAME's files and its dependencies' as
+# MODDIR/modules.dep lists them (relative to MODDIR); none if it is not.
 module_files()
 {
 	awk -v want="${2//-/_}" '

@@ -1,20 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# lint.sh - the kernel's own checks on the suite, from the kernel source
-# (tools/kernel/fetch-source.sh) or against a kernel build:
-#   checkpatch  scripts/checkpatch.pl --strict on every C file, header and
-#               shell script git knows of, on tools/kernel/patches/ and on
-#               `make series`: every finding fails, but for those
-#               tools/lint.exceptions justifies, "checkpatch FILE TYPE: why"
-#               (a justification that matches nothing fails too)
-#   sparse      the test modules built with C=2 W=1 for Debian's stock
-#               kernel of each generation: no warning, no system workqueue
-#               the kernel's source marks deprecated
-#   ktap        the matrix stage's documents (build/check/matrix/*/
-#               results.ktap) through the kernel's KTAP parser: no error,
-#               every case of build/module_async --list once; every result
-#               under its case's KernelCI ID (tools/ktap/ktap kernelci-ids)
+# lint.sh - the kernel's own checks on the suite, from its source
+# (fetch-source.sh) or against a kernel build:
+#   checkpatch  checkpatch.pl --strict on every C, header and shell file, on
+#               tools/kernel/patches/ and `make series`: no finding but those
+#               lint.exceptions justifies, and no justification unused
+#   sparse      the test modules built with C=2 W=1 for each generation's
+#               stock kernel: no warning, no deprecated system workqueue
+#   ktap        the matrix stage's documents through the kernel's KTAP
+#               parser; every result under its case's KernelCI ID
 
 set -euo pipefail
 
@@ -22,18 +17,19 @@ PROG=${0##*/}
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/lib.sh"
 
+readonly CHECKS="checkpatch sparse ktap"
+
 usage()
 {
-	echo "Usage: $PROG [--check checkpatch|sparse|ktap]... [--help]"
-	echo "Runs the kernel's checks on the suite (default: all three)."
+	echo "usage: $PROG [--check NAME]... [--help]   (NAME: $CHECKS; default all)"
 }
 
-checks=()
+checks=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--check)
-		case ${2:-} in
-		checkpatch | sparse | ktap) checks+=("$2") ;;
+		case " $CHECKS " in
+		*" ${2:-} "*) checks+=" $2" ;;
 		*) usage_error "unknown check '${2:-}'" ;;
 		esac
 		shift 2
@@ -42,7 +38,6 @@ while [ $# -gt 0 ]; do
 	*) usage_error "unknown option '$1'" ;;
 	esac
 done
-[ ${#checks[@]} -gt 0 ] || checks=(checkpatch sparse ktap)
 
 src=$("$TOOLS/kernel/fetch-source.sh" | tail -n 1) || die "could not fetch the source"
 [ -x "$src/scripts/checkpatch.pl" ] || die "$src is not a kernel source tree"
@@ -51,9 +46,8 @@ mkdir -p "$work"
 
 # ---- checkpatch -------------------------------------------------------------
 
-# The files to check: C sources and headers, shell scripts (by name or #!
-# line), the kernel patch series, and `make series`' patches (relative to
-# $TOP; the cover letter is no patch).
+# lint_files: what checkpatch checks, relative to $TOP (shell scripts by
+# name or #! line; no cover letter).
 lint_files()
 {
 	local f shebang='^#!(/usr)?/bin/(env )?(ba)?sh'
@@ -94,7 +88,7 @@ justified()
 
 check_checkpatch()
 {
-	local f mode finding type why out seen=$work/checkpatch.seen
+	local f mode finding why out seen=$work/checkpatch.seen
 
 	need_cmd perl
 	: >"$seen"
@@ -104,10 +98,11 @@ check_checkpatch()
 		# "FILE:LINE: LEVEL:TYPE: message" a finding; GIT_DIR unset: within
 		# this repository checkpatch would ask git about the suite's history.
 		while IFS= read -r finding; do
-			type=$(sed -nE 's/^[^:]*:[0-9]+: [A-Z]+:([A-Z0-9_]+):.*/\1/p' \
-				<<<"$finding")
-			why=$(kept_by "${finding%%:*}" "$type" | sed -n 1p)
-			if [ -n "$type" ] && [ -n "$why" ]; then
+			why=
+			if [[ $finding =~ ^[^:]*:[0-9]+:\ [A-Z]+:([A-Z0-9_]+): ]]; then
+				why=$(kept_by "${finding%%:*}" "${BASH_REMATCH[1]}" | sed -n 1p)
+			fi
+			if [ -n "$why" ]; then
 				echo "# kept (lint.exceptions): $finding"
 				echo "$why" >>"$seen"
 			elif [ -n "$finding" ]; then
@@ -126,8 +121,7 @@ check_checkpatch()
 
 # ---- sparse -----------------------------------------------------------------
 
-# The Debian releases whose stock kernel the test modules must build for
-# cleanly: one of each kernel generation (5.10, 6.1, 6.12, 7.2).
+# A release of each kernel generation (6.1, 5.10, 6.12, 7.2).
 readonly SPARSE_RELEASES="bookworm bullseye trixie sid"
 
 # sparse_one RELEASE: the test modules against RELEASE's stock kdir, C=2 W=1.
@@ -168,10 +162,8 @@ sparse_one()
 }
 
 # wq_deprecated KREL MODS WHAT: no module in MODS uses a system workqueue
-# that KREL's series allocates with __WQ_DEPRECATED, read in its
-# linux-source's kernel/workqueue.c (7.2: system_wq and system_unbound_wq;
-# queueing on one logs "workqueue: work func ... enqueued on deprecated
-# workqueue").
+# KREL's linux-source allocates with __WQ_DEPRECATED (7.2: system_wq and
+# system_unbound_wq; queueing on one logs a warning).
 wq_deprecated()
 {
 	local series wq_src wqs ko uses='' what
@@ -232,15 +224,15 @@ check_ktap()
 		fail "ktap: no $matrix/*/results.ktap (run the matrix stage first)"
 		return
 	fi
-	# A lab files each result under the ID KernelCI's parser derives: one
-	# a case, whatever the kernel and verdict, or a case's history splits.
+	# One KernelCI ID a case, whatever the kernel and verdict, or a lab
+	# splits its history.
 	foreign=$("$TOOLS/ktap/ktap" kernelci-ids --foreign "$cases" "${docs[@]}") ||
 		foreign="(see above)"
 	verify "ktap: every result keeps its case's KernelCI ID on every kernel" [ -z "$foreign" ]
 	[ -z "$foreign" ] || echo "# IDs that are no case's: $foreign"
 }
 
-for c in "${checks[@]}"; do
+for c in ${checks:-$CHECKS}; do
 	"check_$c"
 done
 checks_summary

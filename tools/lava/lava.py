@@ -1,44 +1,42 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""lava.py - the Python side of tools/lava/lava.sh: LAVA's own libraries,
-as Debian packages them, do the work (under Debian's /usr/bin/python3: the
-interpreter python3-jinja2, python3-yaml and lava_common are installed for).
+"""lava.py - LAVA's own libraries (Debian's python3-jinja2, python3-yaml,
+lava_common) at work for tools/lava/lava.sh.
 
 usage: lava.py COMMAND ARG...
-  job TEMPLATE KEY=VALUE...  a job template rendered with jinja2
-  device DICT TYPES JOB      a device dictionary DICT rendered, as
-                             lava-server does, on its device-type templates
-                             in TYPES with JOB's context
+  job TEMPLATE KEY=VALUE...  the job template rendered (every variable given)
+  device DICT TYPES JOB      device dictionary DICT rendered as lava-server
+                             does: on the device-type templates in TYPES,
+                             with JOB's context
   validate JOB...            each job through lava_common's job schema
   timeout JOB                the job's timeout in seconds
   results LOG DEFINITION [CASES]
-                             "CASE RESULT" for each test case of DEFINITION
-                             lava-run logged (stderr, one YAML mapping a
-                             line); its status make vm's (1 a case failed
-                             or one of the file CASES' "CASE ..." lines has
-                             no record, 4 every case skipped), 3 when LAVA
-                             did not complete the job or recorded no case
+                             "CASE RESULT" for each case of DEFINITION in
+                             lava-run's log; exit as make vm (1 a case failed
+                             or a case of the file CASES has no record, 4 all
+                             skipped), 3 when the job did not complete
 
 Exit status: 0; 1 an invalid job; 2 bad usage; 3 any other failure.
 """
 
 import sys
+from typing import Any, NoReturn
 
 import jinja2
 import yaml
 
 
-def usage(msg):
+def usage(msg: str) -> NoReturn:
     print(f"lava.py: {msg}\n{__doc__}", file=sys.stderr)
     sys.exit(2)
 
 
-def load(path):
+def load(path: str) -> Any:
     with open(path) as f:
         return yaml.safe_load(f)
 
 
-def render_job(template, pairs):
+def render_job(template: str, pairs: list[str]) -> None:
     values = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -47,14 +45,11 @@ def render_job(template, pairs):
         values[key] = value
     with open(template) as f:
         text = f.read()
-    # Every variable the template names must be given.
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
     sys.stdout.write(env.from_string(text).render(**values))
 
 
-def render_device(device_dict, types_dir, job):
-    # lava-server's own way: the device dictionary extends its device
-    # type's template, rendered with the job's context.
+def render_device(device_dict: str, types_dir: str, job: str) -> None:
     context = load(job).get("context", {})
     with open(device_dict) as f:
         text = f.read()
@@ -63,8 +58,8 @@ def render_device(device_dict, types_dir, job):
     sys.stdout.write(env.from_string(text).render(**context))
 
 
-def validate(jobs):
-    from lava_common.schemas import validate as lava_validate
+def validate(jobs: list[str]) -> int:
+    from lava_common.schemas import validate as lava_validate  # type: ignore[import]
 
     bad = 0
     for job in jobs:
@@ -76,19 +71,18 @@ def validate(jobs):
     return bad
 
 
-def job_timeout(job):
-    from lava_common.timeout import Timeout
+def job_timeout(job: str) -> None:
+    from lava_common.timeout import Timeout  # type: ignore[import]
 
     print(int(Timeout.parse(load(job)["timeouts"]["job"])))
 
 
-def results(log, definition, cases=None):
-    # A line may carry tags json refuses ("size": ! "65906612"): a YAML
-    # loader reads it as LAVA wrote it.
+def results(log: str, definition: str, cases: str | None = None) -> int:
     job = None
-    got = []
+    got: list[tuple[str, str]] = []
     with open(log, errors="replace") as f:
         for line in f:
+            # YAML, not JSON: a line may carry tags ("size": ! "65906612").
             try:
                 entry = yaml.safe_load(line)
             except yaml.YAMLError:
@@ -99,9 +93,11 @@ def results(log, definition, cases=None):
             if not isinstance(msg, dict):
                 continue
             if msg.get("definition") == definition:
-                name = (msg.get("extra") or {}).get("test_case_id", msg.get("case"))
-                got.append((name, msg.get("result")))
-                print(name, msg.get("result"))
+                # LAVA's case name is lowercased, runs of non-word characters
+                # "_"; the result line's own is in extra.test_case_id.
+                name = str((msg.get("extra") or {}).get("test_case_id", msg.get("case")))
+                got.append((name, str(msg.get("result"))))
+                print(*got[-1])
             elif msg.get("definition") == "lava" and msg.get("case") == "job":
                 job = msg.get("result")
     if job != "pass" or not got:
@@ -121,11 +117,9 @@ def results(log, definition, cases=None):
     return 4 if verdicts == {"skip"} else 0
 
 
-def main(argv):
-    if len(argv) < 2:
-        usage("no command")
-    cmd, args = argv[1], argv[2:]
-    if cmd == "job" and len(args) >= 1:
+def main(argv: list[str]) -> int:
+    cmd, args = (argv[1], argv[2:]) if len(argv) > 1 else ("", [])
+    if cmd == "job" and args:
         render_job(args[0], args[1:])
     elif cmd == "device" and len(args) == 3:
         render_device(*args)
@@ -136,7 +130,7 @@ def main(argv):
     elif cmd == "results" and len(args) in (2, 3):
         return results(*args)
     else:
-        usage(f"bad command or arguments: {' '.join(argv[1:])}")
+        usage(f"bad command or arguments: {' '.join(argv[1:]) or '(none)'}")
     return 0
 
 

@@ -1,33 +1,21 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# lava.sh - the suite as a LAVA job, run for real on this machine (make lava).
+# lava.sh - the suite as a LAVA job run on this machine (make lava): make
+# vm's image (vm.sh --prepare, the suite's arguments in the initramfs),
+# job qemu-job.jinja2 on device device-qemu.jinja2, run by lava-run as root.
+# Prints what LAVA recorded, "CASE pass|fail|skip" a line.
 #
 # usage: lava.sh [kernel options] [--allow-deadlock] [--out DIR] [--image FILE]
 #                [-- suite arguments]
-#
 #   kernel options    vm.sh's: --kernel, --dist, --src, --kver, --kdir,
-#                     --moddir, --patch (see tools/vm/vm.sh --help)
+#                     --moddir, --patch
 #   --allow-deadlock  run the cases that can wedge the kernel for good
-#   --out DIR         where the job and its results go (default:
-#                     build/lava/<kernel>): job.yaml, device.yaml, lava.log
-#                     (lava-run's log), output/, image, results
-#   --image FILE      boot the image FILE names (what vm.sh --prepare printed,
-#                     as lava.sh keeps it in DIR/image) instead of making one;
-#                     no kernel options then
+#   --out DIR         job.yaml, device.yaml, lava.log, output/, image and
+#                     results (default: build/lava/<kernel>)
+#   --image FILE      boot the image FILE names (DIR/image of a run)
 #
-# vm.sh --prepare makes the kernel, the runner, the test modules and the
-# initramfs, as for make vm; the suite's arguments are appended to the
-# initramfs (qemu.sh's initrd_with_args): LAVA's QEMU has no host to send
-# them.  The job is qemu-job.jinja2, its timeouts from settings' timeout;
-# the device is device-qemu.jinja2 on lava-server's device-type templates
-# (tools/lava/README).  lava-run (Debian's lava-dispatcher, as root) runs
-# the job without a server; what LAVA recorded goes to stdout, "CASE
-# pass|fail|skip" a line.
-#
-# Exit status: 0 no case failed, 1 a case failed, 4 every case skipped (as
-# make vm); 2 bad usage; 3 the image or the job could not be made, or LAVA
-# did not complete the job or recorded no case.
+# Exit status as make vm's; 3 also when LAVA did not complete the job.
 
 set -euo pipefail
 
@@ -41,8 +29,7 @@ PROG=${0##*/}
 readonly LAVA_PY=$TOOLS/lava/lava.py
 readonly DEFINITION=module_async	# the monitors' name in qemu-job.jinja2
 
-# The lab's bound on a boot up to /init, and on each step around it: under
-# TCG, on this 2-core host, Debian's 6.1 reaches /init in about 15 s.
+# The lab's bound on a boot to /init (Debian's 6.1 takes 15 s here, TCG).
 readonly BOOT_TIMEOUT=120
 # lava-run past the job's own timeout: LAVA's cleanup after a timeout.
 readonly CLEANUP_S=60
@@ -87,8 +74,8 @@ done
 
 [ "$(id -u)" -eq 0 ] || die "lava-run runs jobs as root only"
 
-# lava_templates: the device-type templates of lava-server at the version
-# of the lava-dispatcher installed, unpacked once into the cache.
+# lava_templates: lava-server's device-type templates of the installed
+# lava-dispatcher's version, unpacked once into the cache.
 lava_templates()
 {
 	local ver entry sha arch deb
@@ -125,7 +112,7 @@ case $rc in
 2) exit 2 ;;
 *) die "could not make the image (vm.sh --prepare: exit $rc)" ;;
 esac
-# After the image: vm.sh has checked the options and installed the rest.
+# After the image: vm.sh has checked the options.
 "$TOOLS/deps.sh" --lava || die "missing packages"
 need_cmd lava-run dpkg-deb
 
@@ -143,8 +130,7 @@ out=${out:-$TOP/build/lava/$name}
 mkdir -p "$out"
 exec 7>"$out/.lock"
 flock -n 7 || die "another run is using $out: wait for it to end, or give --out"
-rm -rf "$out/output"
-rm -f "$out/results" "$out/lava.log"
+rm -rf "$out/output" "$out/results" "$out/lava.log"
 [ "$image_file" -ef "$out/image" ] || printf '%s\n' "$prepared" >"$out/image"
 
 image=$(boot_image "${img[entry]}" auto)
@@ -164,8 +150,7 @@ types=$(lava_templates)
 	>"$out/device.yaml" || die "could not render the device"
 job_timeout=$("$LAVA_PY" timeout "$out/job.yaml")
 
-# lava-run's working directory is /var/lib/lava/dispatcher/tmp/<job id>;
-# it removes it at the end of a job, and this script after one it killed.
+# lava-run's working directory, which it removes unless killed.
 job_id=$$
 trap 'rm -rf "/var/lib/lava/dispatcher/tmp/$job_id"' EXIT
 log "lava-run: job $job_id on $name (timeout ${job_timeout}s; log $out/lava.log)"
@@ -176,9 +161,8 @@ timeout -k 10 $((job_timeout + CLEANUP_S)) lava-run --job-id "$job_id" \
 	2>"$out/lava.log" || lava_rc=$?
 log "lava-run ended after $(($(date +%s) - start)) s (exit $lava_rc)"
 
-# A case of the runner's list without a record (a result line the pattern
-# missed, one a kernel message broke) is a failure; with --case the suite
-# runs those cases only.
+# A case of the runner's list without a record is a failure; with --case
+# the suite runs those cases only.
 cases=${img[cases]}
 case " ${suite_args[*]-} " in
 *" -c "* | *" --case"*) cases= ;;

@@ -1,21 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# test-lava.sh - the suite as a LAVA job (make lava) against make vm.
+# test-lava.sh - make lava against make vm on one image of Debian's stock
+# kernel: the same verdict for each case (ok and XFAIL pass, SKIP skip, not
+# ok fail); with deadlocks allowed the expected table's first wedging case
+# fails, no case after it is recorded, the job ends within its timeout.
+# Both job templates pass LAVA's job schema; bad usage exits 2.
 #
-# Bad usage is refused with exit 2.  On Debian's stock kernel: make vm's
-# verdicts (its KTAP, through the KTAP reader) and the results LAVA recorded
-# (tools/lava/lava.sh) must agree case by case: ok (XFAIL too) is pass, SKIP
-# skip, not ok (TIMEOUT and ERROR too) fail, and no case recorded or missed
-# by one side only.  With deadlocks allowed, the case that wedges the kernel
-# (the first "timeout" of the expected table's stock column with deadlocks
-# allowed) is a recorded fail, no case after it is recorded, and the job
-# still completes, within its timeout.  Both job definitions pass LAVA's own
-# job schema.
-#
-# usage: test-lava.sh [--out DIR]
-#   results go to DIR/lava, DIR/vm and DIR/lava-deadlock (default:
-#   build/check/lava)
+# usage: test-lava.sh [--out DIR]   (default: build/check/lava)
 
 set -euo pipefail
 
@@ -57,8 +49,7 @@ check "the kselftest job passes LAVA's job schema" \
 # ---- make lava and make vm on the stock kernel -----------------------------
 
 # One image for all the runs (making it is most of the cost): make lava's,
-# which vm.sh --prepare made and lava.sh kept in its image file; the make
-# vm side boots it as vm.sh does, by vm-run.
+# booted by vm-run as make vm does.
 rc=0
 "$LAVA" --out "$out/lava" >"$tmp/lava" 2>"$out/lava.log" || rc=$?
 details=$out/lava.log check "make lava on the stock kernel: LAVA completed the job" \
