@@ -68,7 +68,7 @@ static bool have_runner(void)
 
 /*
  * The case names are an interface CI systems track, exact, in order: the
- * expected verdicts (tools/expected/) name every one, and tools/lint.sh
+ * expected verdicts (tools/expected/) name every one, and tools/check.sh
  * checks --list against them. Here they come from --list, so that the
  * runner's other outputs can be checked against the table it runs.
  */

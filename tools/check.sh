@@ -11,7 +11,7 @@ set -euo pipefail
 PROG=${0##*/}
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/lib.sh"
-readonly logdir=$TOP/build/check runner=$TOP/build/module_async
+readonly logdir=$TOP/build/check runner=$TOP/build/module_async work=$TOP/build/lint
 
 readonly STAGES="\
 shell        bash -n and shellcheck of every script, Python's syntax, mypy --strict
@@ -24,18 +24,18 @@ tools        the VM tooling (fetch, initramfs, boot)
 add-case     a case added on a copy of the tree, run in a VM
 intree       a kselftest target of linux-source-6.1 and 7.2; make series on 7.2
 via          the suite in a VM through an installed run_kselftest.sh
-checkpatch   tools/lint.sh --check checkpatch
-sparse       tools/lint.sh --check sparse
+checkpatch   checkpatch.pl --strict: no finding but those tools/lint.exceptions keeps
+sparse       the test modules with C=2 W=1 on each generation: no warning or old workqueue
 matrix       the suite on every kernel of tools/expected/verdicts (7 min)
 leftovers    what a killed run leaves behind, the next run removes
 reliability  tools/reliability --quick
-ktap         tools/lint.sh --check ktap: the matrix's documents
+ktap         the matrix's documents by the kernel's KTAP parser; KernelCI's test IDs
 deadlock     the suite with deadlocks allowed, resumed in fresh VMs
 lava         make lava against make vm; the job definitions' schema
 kernels      make vm with PATCH=, KERNEL=, KSRC= and its refusals
 fresh        README.md's commands in a fresh minimal Debian root
 bench        tools/bench --quick --against HEAD: its table, ratios numbers"
-all_stages=$(cut -d' ' -f1 <<<"$STAGES" | paste -sd' ')
+all_stages=$(grep -o '^[a-z-]*' <<<"$STAGES" | paste -sd' ')
 readonly all_stages
 
 usage()
@@ -87,13 +87,16 @@ run_stage()
 stage()
 {
 	case $1 in
-	shell | build | compare | intree) "stage_$1" ;;
+	compare | intree) "stage_$1" ;;
+	shell | build | checkpatch | sparse | ktap)
+		"stage_$1"
+		checks_summary
+		;;
 	lib) make -C "$TOP/lib" check OUTPUT="$TOP/build/lib" RUNNER="$runner" ;;
 	driver) "$TOOLS/tests/test-driver.sh" "$runner" ;;
 	deadlock | lava | bench) "$TOOLS/tests/test-$1.sh" --out "$logdir/$1" ;;
 	kernels) "$TOOLS/tests/test-vm-kernels.sh" ;;
 	reliability) "$TOOLS/reliability" --quick ;;
-	checkpatch | sparse | ktap) "$TOOLS/lint.sh" --check "$1" ;;
 	matrix) "$TOOLS/vm/matrix.sh" --out "$logdir/matrix" ;;
 	*) "$TOOLS/tests/test-$1.sh" ;;
 	esac
@@ -127,7 +130,6 @@ stage_shell()
 		verify "mypy --strict tools/$f" \
 			mypy --strict --no-error-summary --cache-dir "$TOP/build/mypy" "$TOOLS/$f"
 	done
-	checks_summary
 }
 
 # The kselftest.h generations the runner and lib's tests must build and
@@ -155,7 +157,6 @@ stage_build()
 				"(log: $logdir/build-$series.log)"
 		fi
 	done
-	checks_summary
 }
 
 # The verdict comparator's tests and the KTAP reader's: two documents.
@@ -186,7 +187,174 @@ stage_intree()
 	return "$rc"
 }
 
-mkdir -p "$logdir"
+# kernel_src: the linux-source tree whose checkers the checks run, in $src.
+kernel_src()
+{
+	src=$("$TOOLS/kernel/fetch-source.sh" | tail -n 1) || die "could not fetch the source"
+	[ -x "$src/scripts/checkpatch.pl" ] || die "$src is not a kernel source tree"
+}
+
+# lint_files: what checkpatch checks, relative to $TOP: C, shell (by name or
+# #! line), the kernel patches and make series' (no cover letter).
+lint_files()
+{
+	clone_files | (cd "$TOP" && xargs -0 awk '
+		FNR == 1 && (FILENAME ~ /\.(c|h|sh)$|^tools\/kernel\/patches\/.*\.patch$/ ||
+			     /^#!(\/usr)?\/bin\/(env )?(ba)?sh/) { print FILENAME }
+		{ nextfile }')
+	"$TOOLS/kernel/series.sh" --out "$work/series" |
+		sed -n "/\/0000-cover-letter\.patch\$/!s|^$TOP/||p" ||
+		die "could not make the series"
+}
+
+stage_checkpatch()
+{
+	local f mode finding k why out kept seen=$work/checkpatch.seen
+
+	need_cmd perl
+	kernel_src
+	# "PATTERN TYPE" of each "checkpatch PATTERN TYPE: why" line.
+	mapfile -t kept < <(sed -nE 's/^checkpatch ([^ ]+) ([A-Z0-9_]+): .*/\1 \2/p' \
+		"$TOOLS/lint.exceptions")
+	: >"$seen"
+	while IFS= read -r f; do
+		out='' mode=-f
+		case $f in *.patch) mode= ;; esac
+		# "FILE:LINE: LEVEL:TYPE: message" a finding; GIT_DIR unset: within
+		# this repository checkpatch would ask git about the suite's history.
+		while IFS= read -r finding; do
+			why=
+			for k in "${kept[@]}"; do
+				# shellcheck disable=SC2053 # the pattern is meant to match
+				[[ -z $why && ${finding%%:*} == ${k% *} &&
+				   $finding =~ ^[^:]*:[0-9]+:\ [A-Z]+:${k#* }: ]] && why=$k
+			done
+			if [ -n "$why" ]; then
+				echo "# kept (lint.exceptions): $finding"
+				echo "$why" >>"$seen"
+			elif [ -n "$finding" ]; then
+				out+="# $finding"$'\n'
+			fi
+		done < <(cd "$TOP" && GIT_DIR=/nonexistent "$src/scripts/checkpatch.pl" --strict \
+			--no-tree --quiet --terse --show-types --no-summary $mode "$f" 2>&1)
+		verify "checkpatch $f" [ -z "$out" ]
+		printf '%s' "$out"
+	done < <(lint_files)
+	for k in "${kept[@]}"; do
+		verify "checkpatch: lint.exceptions' $k justifies a finding" grep -qxF "$k" "$seen"
+	done
+}
+
+# A release of each kernel generation (6.1, 5.10, 6.12, 7.2).
+readonly SPARSE_RELEASES="bookworm bullseye trixie sid"
+
+# sparse_one RELEASE: the test modules against RELEASE's stock kdir, C=2 W=1.
+sparse_one()
+{
+	local entry kdir log=$work/sparse-$1.log mods=$work/modules-$1 findings n sources what
+
+	entry=$("$TOOLS/kernel/fetch-kernel.sh" --dist "$1" | tail -n 1) ||
+		die "could not fetch the stock kernel of $1"
+	kdir=$(readlink -f "$entry/kdir")
+	what="$1's $(cat "$entry/krel")"
+	# Kbuild writes beside an external module's sources: a copy of them.
+	rm -rf "$mods"
+	mkdir -p "$mods"
+	clone_files modules | (cd "$TOP" && xargs -0 cp -t "$mods/")
+	sources=$(find "$mods" -maxdepth 1 -name '*.c' | wc -l)
+	if make -C "$kdir" KBUILD_EXTMOD="$mods" KCFLAGS="$COMPAT_KCFLAGS" C=2 W=1 modules \
+		>"$log" 2>&1; then
+		pass "sparse: the test modules build for $what with C=2 W=1"
+	else
+		fail "sparse: the test modules build for $what with C=2 W=1"
+		sed 's/^/# /' "$log"
+	fi
+	n=$(grep -c '^  CHECK ' "$log") || true
+	# The kernel's own test of the checker (scripts/checker-valid.sh): 7.2
+	# wants a sparse that knows __typeof_unqual__, newer than bookworm's.
+	if grep -q 'specified, but .* is not available or not up to date' "$log"; then
+		skip "sparse on $what: the kernel finds $(sparse --version 2>&1) too old"
+	else
+		verify "sparse: every module source checked for $what ($n of $sources)" \
+			[ "$n" -eq "$sources" ]
+	fi
+	findings=$(grep -E ': (warning|error):' "$log") || true
+	verify "sparse and the compiler (W=1) on $what: no warning" [ -z "$findings" ]
+	[ -z "$findings" ] || printf '%s\n' "$findings" | sed "s|$mods/|modules/|; s/^/# /"
+	wq_deprecated "$(cat "$entry/krel")" "$mods" "$what"
+}
+
+# wq_deprecated KREL MODS WHAT: no module in MODS uses a system workqueue
+# KREL's linux-source allocates with __WQ_DEPRECATED (7.2: system_wq and
+# system_unbound_wq; queueing on one logs a warning).
+wq_deprecated()
+{
+	local series wq_src wqs ko uses='' what
+
+	series=$(grep -oE '^[0-9]+\.[0-9]+' <<<"$1") || die "unexpected kernel release '$1'"
+	wq_src=$("$TOOLS/kernel/fetch-source.sh" --series "$series" | tail -n 1) ||
+		die "could not fetch linux-source-$series"
+	[ -f "$wq_src/kernel/workqueue.c" ] || die "no kernel/workqueue.c in $wq_src"
+	wqs=$(sed -nE 's/^\s*(system_[a-z_]+) = alloc_workqueue\(.*__WQ_DEPRECATED.*/\1/p' \
+		"$wq_src/kernel/workqueue.c" | tr '\n' ' ')
+	for ko in "$2"/*.ko; do
+		if [ ! -f "$ko" ] || [ -z "$wqs" ]; then continue; fi
+		uses+=$(nm -u "$ko" | awk -v ko="${ko##*/}" -v wqs=" $wqs" \
+			'index(wqs, " " $2 " ") { printf "%s uses %s; ", ko, $2 }')
+	done
+	what="the test modules use no workqueue $3 deprecates"
+	verify "$what (${wqs:-none }in $series's kernel/workqueue.c)${uses:+: ${uses%; }}" \
+		[ -z "$uses" ]
+}
+
+stage_sparse()
+{
+	local dist
+
+	need_cmd sparse make
+	for dist in $SPARSE_RELEASES; do
+		sparse_one "$dist"
+	done
+}
+
+stage_ktap()
+{
+	local cases=$work/cases k doc f foreign docs=()
+	local matrix=$logdir/matrix
+
+	need_cmd python3
+	kernel_src
+	if ! "$runner" --list >"$cases" 2>/dev/null || [ ! -s "$cases" ]; then
+		fail "ktap: $runner --list names the cases"
+		return
+	fi
+	for doc in "$matrix"/*/results.ktap; do
+		[ -f "$doc" ] || continue
+		k=$(basename "$(dirname "$doc")")
+		if "$TOOLS/ktap/ktap-check.py" --kunit "$src/tools/testing/kunit" --cases "$cases" \
+			--name "$k" "$doc" >"$work/ktap-$k.log" 2>&1; then
+			pass "ktap: $k's results, read by the kernel's KTAP parser"
+		else
+			fail "ktap: $k's results, read by the kernel's KTAP parser"
+			"$TOOLS/ktap/ktap" totals "$work/ktap-$k.log" | sed '$d; s/^/# /' || true
+		fi
+		for f in "$doc" "$matrix/$k"/boot-*.ktap; do
+			[ ! -f "$f" ] || docs+=("$f")
+		done
+	done
+	if [ ${#docs[@]} -eq 0 ]; then
+		fail "ktap: no $matrix/*/results.ktap (run the matrix stage first)"
+		return
+	fi
+	# One KernelCI ID a case, whatever the kernel and verdict, or a lab
+	# splits its history.
+	foreign=$("$TOOLS/ktap/ktap" kernelci-ids --foreign "$cases" "${docs[@]}") ||
+		foreign="(see above)"
+	verify "ktap: every result keeps its case's KernelCI ID on every kernel" [ -z "$foreign" ]
+	[ -z "$foreign" ] || echo "# IDs that are no case's: $foreign"
+}
+
+mkdir -p "$logdir" "$work"
 # make check fails with 1 whatever failed, missing packages too.
 "$TOOLS/deps.sh" || exit 1
 start_all=$(date +%s)

@@ -1,8 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# The preamble every script of tools/ sources after "set -euo pipefail" and
-# PROG=${0##*/} (with a shellcheck source= directive); a script defines
-# usage() before it calls usage_error.  Sets TOOLS (this directory) and TOP.
+# The preamble every script of tools/ sources (after PROG=${0##*/}); sets
+# TOOLS (this directory) and TOP.  A script defines usage().
 #
 # Exit statuses, the same in every script:
 #	0, 1, 4  the outcome: nothing failed, a check or a case failed, all
@@ -20,20 +19,19 @@ TOOLS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$TOOLS/.." && pwd)
 readonly TOOLS TOP
 readonly EXIT_USAGE=2 EXIT_INFRA=3
-# The test modules' KCFLAGS out of a kernel tree: what older kernels lack.
+# The test modules' KCFLAGS out of a tree: what older kernels lack.
 readonly COMPAT_KCFLAGS="-include $TOOLS/compat/modules.h"
 
-# compat_make_args SELFTESTS: the make variables, one a line, a kselftest
-# build needs where SELFTESTS/kselftest.h lacks ksft_test_result_code()
-# (5.10, 6.1).  -iquote: lib.mk puts USERCFLAGS after the suite's -I.
+# compat_make_args SELFTESTS: make variables (a line each) for a kselftest
+# build whose kselftest.h lacks ksft_test_result_code() (5.10, 6.1);
+# -iquote, as lib.mk puts USERCFLAGS after the suite's -I.
 compat_make_args()
 {
 	grep -q ksft_test_result_code "$1/kselftest.h" && return 0
 	printf '%s\n' "USERCFLAGS=-iquote $TOOLS/compat/ksft" "KCFLAGS=$COMPAT_KCFLAGS"
 }
 
-# What make (blanks, : % $ # in a target; the rest in a recipe's shell)
-# and Kbuild (a space, a colon) cannot take in a path.
+# What make (in a target or a recipe's shell) or Kbuild cannot take in a path.
 readonly PATH_UNSAFE=$' \t\n:%$#\\\'"`;&|<>()*?[]{}!'
 
 # path_problem PATH: why make or Kbuild cannot take PATH; nothing if they can.
@@ -62,11 +60,8 @@ if [ -n "$top_problem" ]; then
 	exit "$EXIT_USAGE"
 fi
 
-# The kernels built from Debian's linux-source: vanilla as Debian ships it,
-# the others with tools/kernel/patches/<variant>/<X.Y>/: patched (the 3.8
-# PF_USED_ASYNC flag forward-ported), fixed (module init waits only for
-# its own async work and what it chains), window (the fixed series of
-# 2026-12-04, chained work missed: the base of patches/<broken>/).
+# build-kernel.sh's variants of linux-source: vanilla, and those of
+# tools/kernel/patches/<variant>/ (tools/expected/verdicts says what each is).
 readonly SOURCE_VARIANTS="vanilla patched fixed window"
 
 is_source_variant()
@@ -74,15 +69,13 @@ is_source_variant()
 	[[ " $SOURCE_VARIANTS " == *" $1 "* ]]
 }
 
-# The payload: what goes into a kernel tree as
-# tools/testing/selftests/module_async/ (git pathspecs relative to $TOP),
-# listed here only: nothing of tools/, GNUmakefile, .ci/ or README.md.
+# The payload, listed here only: what goes into a kernel tree as
+# tools/testing/selftests/module_async/ (git pathspecs relative to $TOP).
 readonly PAYLOAD=(Makefile README config settings module_async.sh module_async.c
 	':(glob)runner/*.[ch]' ':(glob)lib/*.[ch]' ':(exclude,glob)lib/test_*'
 	modules/Makefile ':(glob)modules/*.[ch]')
 
-# clone_files [PATHSPEC...]: what a clone holds (git tracks or would track)
-# of PATHSPECs, NUL-terminated, relative to $TOP.
+# clone_files [PATHSPEC...]: what a clone holds of PATHSPECs, NUL-terminated.
 clone_files()
 {
 	(cd "$TOP" && git ls-files -z --cached --others --exclude-standard -- "${@:-.}")
@@ -110,9 +103,8 @@ die()
 	exit "$EXIT_INFRA"
 }
 
-# errors_are_infra: a command failing unchecked ends the script with exit
-# 3, saying which, never 1 (a case failed, to vm.sh).  A subshell leaves
-# the saying to its parent.
+# errors_are_infra: a command failing unchecked exits 3 (not 1: a case
+# failed), saying which; a subshell leaves the saying to its parent.
 errors_are_infra()
 {
 	set -E
@@ -139,10 +131,9 @@ need_arg()
 	[ "$2" -ge 2 ] || usage_error "option $1 needs a value"
 }
 
-# The test reporter, KTAP: the version line before the first result, a
-# result a check, a failure's details in "# " lines after it; the counts in
-# $passed, $failed, $skipped.  checks_summary prints the plan and "N
-# passed, N failed[, N skipped]", and fails when a check did.
+# The test reporter, KTAP: a result a check, a failure's details in "# "
+# lines after it.  checks_summary prints the plan and "N passed, N
+# failed[, N skipped]", and fails when a check did.
 result()
 {
 	[ $((${passed:-0} + ${failed:-0} + ${skipped:-0})) -gt 0 ] || echo "KTAP version 1"
@@ -184,8 +175,7 @@ verify()
 	fi
 }
 
-# relay FILE: each result of another reporter's KTAP document FILE as a
-# check, the failures' details after them; no result at all fails.
+# relay FILE: each result of KTAP document FILE as a check; none fails.
 relay()
 {
 	local n what verdict results=0 failures=0
@@ -217,9 +207,8 @@ checks_summary()
 	[ "${failed:-0}" -eq 0 ]
 }
 
-# read_only DIR CMD...: CMD run with DIR read-only, to root too (as root in
-# a mount namespace of its own, else with DIR's write permission taken away
-# meanwhile); status 125, saying why, when neither can be had.
+# read_only DIR CMD...: CMD with DIR read-only, to root too (a read-only
+# bind mount in a mount namespace); 125, saying why, when it cannot be.
 read_only()
 {
 	local dir=$1 rc=0
@@ -264,9 +253,8 @@ cache_dir()
 	fi
 }
 
-# cache_ready: the cache can be used, checked before any work by the
-# scripts that write it (an apt answer not kept would read as an empty
-# one).  None, or a path make cannot take: exit 2; not writable: exit 3.
+# cache_ready: the cache can be written (an apt answer not kept would read
+# as an empty one): none or a path make cannot take, exit 2; else exit 3.
 cache_ready()
 {
 	local dir why err
@@ -285,10 +273,8 @@ check_debversion()
 		usage_error "bad Debian version '$1'"
 }
 
-# The known Debian releases, each with its kernel's series X.Y, a series'
-# source taken from the first release that has it.  Any other is refused
-# (exit 2) before anything is fetched: else apt, over the network, would
-# have to say it has none.
+# The known Debian releases and their kernel's series (a series' source
+# from the first); any other is refused before apt is asked.
 readonly DEB_RELEASES="bullseye:5.10 bookworm:6.1 trixie:6.12 sid:7.2 bookworm-backports:6.12"
 
 deb_releases()
@@ -341,9 +327,8 @@ ksrc_problem()
 
 # ---- cache entries --------------------------------------------------------
 
-# An entry is made in a temporary directory beside it (entry_tmp) and
-# renamed into place (entry_commit).  Its .complete stamp, written last,
-# says what it was made from: one missing or different is made again.
+# An entry is made beside its place (entry_tmp), then renamed in
+# (entry_commit); its .complete stamp, written last, says from what.
 
 # entry_valid DIR STAMP: DIR is a complete entry made from STAMP, and intact.
 entry_valid()
@@ -358,9 +343,8 @@ entry_manifest()
 		LC_ALL=C sort
 }
 
-# entry_intact DIR: the files of DIR's .manifest are there with their sizes
-# (sizes: hashing a 20000-file module tree takes ten seconds, this a
-# fraction of one); says which is not.
+# entry_intact DIR: DIR's .manifest files are there with their sizes
+# (hashing 20000 module files would take ten seconds); says which is not.
 entry_intact()
 {
 	local bad
@@ -375,8 +359,7 @@ entry_intact()
 	return 1
 }
 
-# An entry's md5sum lines (paths relative to it) for what a run loads (the
-# image, the initramfs's modules: 10 MB of 400): a fetched kernel's from
+# The checksums of what a run loads (10 MB of 400): a fetched kernel's from
 # its packages (DEBIAN/md5sums), a built one's from entry_sum.
 readonly ENTRY_SUMS=.md5sums
 
@@ -390,7 +373,7 @@ entry_sum()
 # matches DIR's checksums; says which does not.
 entry_verify()
 {
-	local root f real paths=() sums bad
+	local root f p sum sums='' bad
 
 	root=$(cd "$1" && pwd -P)
 	shift
@@ -399,23 +382,21 @@ entry_verify()
 		return 1
 	fi
 	for f in "$@"; do
-		real=$(readlink -f "$root/$f") || real=
-		if [[ $real != "$root"/* ]] || [ ! -f "$real" ]; then
+		p=$(readlink -f "$root/$f") || p=
+		if [[ $p != "$root"/* ]] || [ ! -f "$p" ]; then
 			log "${root##*/}: $f is missing or leads out of the entry"
 			return 1
 		fi
-		paths+=("${real#"$root"/}")
+		p=${p#"$root"/}
+		sum=$(awk -v p="$p" 'substr($0, 35) == p { print; exit }' "$root/$ENTRY_SUMS")
+		if [ -z "$sum" ]; then
+			log "${root##*/}: $p has no checksum"
+			return 1
+		fi
+		sums+=$sum$'\n'
 	done
-	# Their lines of the checksums, and "- PATH" for one that has none.
-	sums=$(printf '%s\n' "${paths[@]}" |
-		awk 'NR == FNR { want[$0] = 1; next }
-		     { p = substr($0, 35) }
-		     p in want && !(p in seen) { seen[p] = 1; print }
-		     END { for (p in want) if (!(p in seen)) print "- " p }' - "$root/$ENTRY_SUMS")
-	bad=$(sed -n 's/^- \(.*\)/\1 has no checksum/p' <<<"$sums" | sed -n 1p)
-	[ -n "$bad" ] ||
-		bad=$(cd "$root" && LC_ALL=C md5sum -c --quiet <<<"$sums" 2>/dev/null |
-			sed -n 's/: FAILED.*$/ does not match its checksum/p' | sed -n 1p) || true
+	bad=$(cd "$root" && LC_ALL=C md5sum -c --quiet <<<"$sums" 2>/dev/null |
+		sed -n 's/: FAILED.*$/ does not match its checksum/p' | sed -n 1p) || true
 	[ -n "$bad" ] || return 0
 	log "${root##*/}: $bad"
 	return 1
@@ -429,10 +410,8 @@ entry_lock()
 	flock 9
 }
 
-# may_own PID FILE: PID runs (not a zombie) and began before FILE was made
-# (PIDs are reused).  Made: FILE's birth time, else its ctime, never its
-# mtime (mkinitramfs.sh dates its root 1970).  Begun: /proc/PID/stat's
-# starttime (field 22, ticks after boot) plus /proc/stat's btime.
+# may_own PID FILE: PID runs and began (starttime, field 22) before FILE
+# was born (else its ctime; mkinitramfs.sh dates its mtime 1970).
 may_own()
 {
 	local stat fields btime made
@@ -448,8 +427,7 @@ may_own()
 	[ $((btime + fields[19] / $(getconf CLK_TCK))) -le $((made + 1)) ]
 }
 
-# stale_remove PREFIX: remove the PREFIX<pid>.* (a run's temporary files,
-# PREFIX$$.XXXXXX) of processes that are gone (killed, say).
+# stale_remove PREFIX: remove the PREFIX<pid>.* of processes gone.
 stale_remove()
 {
 	local f pid
@@ -467,8 +445,7 @@ stale_remove()
 	done
 }
 
-# entry_tmp DIR: ENTRY_TMP, a fresh directory beside DIR, removed on exit
-# unless entry_commit renamed it; a killed builder's goes first.
+# entry_tmp DIR: ENTRY_TMP, a fresh directory beside DIR, gone at exit.
 ENTRY_TMP=
 entry_tmp()
 {
@@ -507,9 +484,6 @@ entry_commit()
 
 # ---- which kernel an image holds ------------------------------------------
 
-# A kernel is named by its GNU build ID (kbuild links with --build-id=sha1),
-# kept in the boot image's compressed payload and /sys/kernel/notes.
-
 # elf_build_id FILE: ELF FILE's build ID in hex; fails silently without one.
 elf_build_id()
 {
@@ -521,9 +495,8 @@ elf_build_id()
 	printf '%s\n' "$id"
 }
 
-# kernel_build_id IMAGE SCRIPT: the build ID of the kernel in IMAGE
-# unpacked by SCRIPT (a tree's scripts/extract-vmlinux: 0.2 to 1 s); fails,
-# saying why.
+# kernel_build_id IMAGE SCRIPT: the build ID of IMAGE's kernel, unpacked by
+# SCRIPT (a tree's scripts/extract-vmlinux); fails, saying why.
 kernel_build_id()
 {
 	local tmp rc=0
@@ -558,9 +531,7 @@ kernel_image_check()
 
 # ---- steps keyed by their inputs ------------------------------------------
 
-# A host step's outputs in build/ are kept while its stamp names the same
-# KEY (text naming the inputs) and each output's size and mtime (ns).
-
+# A step's outputs are kept while its stamp has its KEY and their stat.
 step_text()
 {
 	printf '%s\n' "$1"
@@ -588,8 +559,8 @@ files_key()
 	find "$@" -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum
 }
 
-# tools_key CMD...: each command's path (from bash's hash table: no fork),
-# size and time, and dpkg's status's (an upgraded library changes it).
+# tools_key CMD...: each command's path (hash: no fork), size and time,
+# and dpkg's status's (an upgraded library changes it).
 tools_key()
 {
 	local c paths=()
@@ -605,8 +576,7 @@ tools_key()
 	stat -c '%s %y %n' /var/lib/dpkg/status 2>/dev/null || true
 }
 
-# module_files MODDIR NAME: module NAME's files and its dependencies' as
-# MODDIR/modules.dep lists them (relative to MODDIR); none if it is not.
+# module_files MODDIR NAME: module NAME's and its dependencies' files.
 module_files()
 {
 	awk -v want="${2//-/_}" '

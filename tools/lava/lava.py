@@ -1,20 +1,17 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""lava.py - LAVA's own libraries (Debian's python3-jinja2, python3-yaml,
-lava_common) at work for tools/lava/lava.sh.
+"""lava.py - LAVA's own libraries (Debian's lava_common, jinja2, yaml) for lava.sh.
 
 usage: lava.py COMMAND ARG...
-  job TEMPLATE KEY=VALUE...  the job template rendered (every variable given)
-  device DICT TYPES JOB      device dictionary DICT rendered as lava-server
-                             does: on the device-type templates in TYPES,
-                             with JOB's context
+  job TEMPLATE KEY=VALUE...  the job template rendered, every variable given
+  device DICT TYPES JOB      DICT rendered on lava-server's device-type
+                             templates in TYPES with JOB's context
   validate JOB...            each job through lava_common's job schema
   timeout JOB                the job's timeout in seconds
   results LOG DEFINITION [CASES]
-                             "CASE RESULT" for each case of DEFINITION in
-                             lava-run's log; exit as make vm (1 a case failed
-                             or a case of the file CASES has no record, 4 all
-                             skipped), 3 when the job did not complete
+                             "CASE RESULT" for each case of DEFINITION that
+                             lava-run logged; exit as make vm's (1 also when
+                             a case of the file CASES has no record)
 
 Exit status: 0; 1 an invalid job; 2 bad usage; 3 any other failure.
 """

@@ -19,8 +19,6 @@ out=$TOP/build/check/lava
 test_options "$@"
 mkdir -p "$out"
 
-# ---- bad usage ------------------------------------------------------------
-
 # refused WHAT ARG...: make lava ARGs exits 2.
 refused()
 {
@@ -33,8 +31,6 @@ refused "--image with kernel options" --image "$tmp/none" --kernel stock
 refused "a bad kernel (vm.sh's)" --kernel bogus
 refused "a bad suite argument (the runner's)" -- --case no_such_case
 
-# ---- the job definitions against LAVA's schema ----------------------------
-
 suite_timeout=$(sed -n 's/^timeout=\([0-9][0-9]*\)$/\1/p' "$TOP/settings")
 "$LAVA_PY" job "$TOOLS/lava/kselftest-job.jinja2" job_name="module_async kselftest" \
 	device_type=beaglebone-black kernel_url=http://lab.example/zImage kernel_type=zimage \
@@ -42,11 +38,8 @@ suite_timeout=$(sed -n 's/^timeout=\([0-9][0-9]*\)$/\1/p' "$TOP/settings")
 	nfsrootfs_url=http://lab.example/rootfs.tar.xz \
 	kselftest_url=http://lab.example/kselftest.tar.gz \
 	test_definitions=http://lab.example/test-definitions.git boot_method=u-boot \
-	suite_timeout="$suite_timeout" boot_timeout=120 >"$tmp/kselftest.yaml" 2>"$tmp/err" || true
-check "the kselftest job passes LAVA's job schema" \
-	"$LAVA_PY" validate "$tmp/kselftest.yaml" 2>>"$tmp/err"
-
-# ---- make lava and make vm on the stock kernel -----------------------------
+	suite_timeout="$suite_timeout" boot_timeout=120 >"$tmp/kselftest.yaml" \
+	2>"$tmp/schema" || true
 
 # One image for all the runs (making it is most of the cost): make lava's,
 # booted by vm-run as make vm does.
@@ -63,15 +56,13 @@ value()
 run_to "$out/vm.log" "$TOOLS/vm/vm-run" --kernel "$(value entry)" \
 	--initrd "$(value initrd)" --cases "$(value cases)" --out "$out/vm"
 details=$out/vm.log check "make vm on the same image ran" test "$rc" -le 1
-check "the QEMU job passes LAVA's job schema" \
-	"$LAVA_PY" validate "$out/lava/job.yaml" 2>"$tmp/err"
+details=$tmp/schema check "the kselftest and the QEMU jobs pass LAVA's job schema" \
+	"$LAVA_PY" validate "$tmp/kselftest.yaml" "$out/lava/job.yaml" 2>>"$tmp/schema"
 
 "$KTAP" verdicts "$out/vm/results.ktap" 2>/dev/null | lab_results >"$tmp/vm" || true
 diff "$tmp/vm" "$tmp/lava" >"$tmp/err" || true
 check "LAVA recorded $(wc -l <"$tmp/vm") cases, each with make vm's verdict" \
 	test -s "$tmp/vm" -a ! -s "$tmp/err"
-
-# ---- a deadlock in a LAVA job ---------------------------------------------
 
 wedger=$("$TOOLS/expected/expected" --allow-deadlock column stock |
 	awk '$2 == "timeout" { print $1; exit }')
