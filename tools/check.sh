@@ -102,24 +102,30 @@ stage()
 	esac
 }
 
+# shell_files: a clone's shell scripts (by name or #! line), relative to $TOP.
+shell_files()
+{
+	local f
+
+	clone_files | while IFS= read -r -d '' f; do
+		if [[ $f == *.sh ]] || head -n 1 "$TOP/$f" 2>/dev/null |
+		   grep -qE '^#!(/usr)?/bin/(env )?(ba)?sh'; then
+			echo "$f"
+		fi
+	done
+}
+
 stage_shell()
 {
 	local f shell
 
-	# Every script: by name, or by its "#!" line (Python's below).
-	for f in "$TOP/module_async.sh" "$TOP/.ci/run" \
-		 $(find "$TOP/tools" -type f \( -name '*.sh' -o -perm -u+x \) ! -name '*.py' |
-		   sort); do
-		[ -e "$f" ] || continue
+	for f in $(shell_files); do
 		# POSIX scripts say so; the rest (and sourced files) are bash.
-		case "$(head -n 1 "$f")" in
-		'#!/usr/bin/python3'*) continue ;;
-		'#!/bin/sh'*) shell="sh" ;;
-		*) shell="bash" ;;
-		esac
+		shell=bash
+		[[ "$(head -n 1 "$TOP/$f")" != '#!/bin/sh'* ]] || shell="sh"
 		# shellcheck disable=SC2016 # the inner shell expands them
-		verify "shellcheck ${f#"$TOP"/}" \
-			sh -c '"$1" -n "$2" && shellcheck -x "$2"' sh "$shell" "$f"
+		verify "shellcheck $f" \
+			sh -c '"$1" -n "$2" && shellcheck -x "$2"' sh "$shell" "$TOP/$f"
 	done
 	for f in $(find "$TOP/tools" -name '*.py' | sort); do
 		verify "python syntax ${f#"$TOP"/}" \
@@ -194,14 +200,12 @@ kernel_src()
 	[ -x "$src/scripts/checkpatch.pl" ] || die "$src is not a kernel source tree"
 }
 
-# lint_files: what checkpatch checks, relative to $TOP: C, shell (by name or
-# #! line), the kernel patches and make series' (no cover letter).
+# lint_files: what checkpatch checks, relative to $TOP: C, shell, the
+# kernel patches and make series' (no cover letter).
 lint_files()
 {
-	clone_files | (cd "$TOP" && xargs -0 awk '
-		FNR == 1 && (FILENAME ~ /\.(c|h|sh)$|^tools\/kernel\/patches\/.*\.patch$/ ||
-			     /^#!(\/usr)?\/bin\/(env )?(ba)?sh/) { print FILENAME }
-		{ nextfile }')
+	clone_files '*.[ch]' 'tools/kernel/patches/*.patch' | tr '\0' '\n'
+	shell_files
 	"$TOOLS/kernel/series.sh" --out "$work/series" |
 		sed -n "/\/0000-cover-letter\.patch\$/!s|^$TOP/||p" ||
 		die "could not make the series"

@@ -373,7 +373,7 @@ entry_sum()
 # matches DIR's checksums; says which does not.
 entry_verify()
 {
-	local root f p sum sums='' bad
+	local root f real paths=() sums bad
 
 	root=$(cd "$1" && pwd -P)
 	shift
@@ -382,21 +382,23 @@ entry_verify()
 		return 1
 	fi
 	for f in "$@"; do
-		p=$(readlink -f "$root/$f") || p=
-		if [[ $p != "$root"/* ]] || [ ! -f "$p" ]; then
+		real=$(readlink -f "$root/$f") || real=
+		if [[ $real != "$root"/* ]] || [ ! -f "$real" ]; then
 			log "${root##*/}: $f is missing or leads out of the entry"
 			return 1
 		fi
-		p=${p#"$root"/}
-		sum=$(awk -v p="$p" 'substr($0, 35) == p { print; exit }' "$root/$ENTRY_SUMS")
-		if [ -z "$sum" ]; then
-			log "${root##*/}: $p has no checksum"
-			return 1
-		fi
-		sums+=$sum$'\n'
+		paths+=("${real#"$root"/}")
 	done
-	bad=$(cd "$root" && LC_ALL=C md5sum -c --quiet <<<"$sums" 2>/dev/null |
-		sed -n 's/: FAILED.*$/ does not match its checksum/p' | sed -n 1p) || true
+	# Their lines of the checksums, and "- PATH" for one that has none.
+	sums=$(printf '%s\n' "${paths[@]}" |
+		awk 'NR == FNR { want[$0] = 1; next }
+		     { p = substr($0, 35) }
+		     p in want && !(p in seen) { seen[p] = 1; print }
+		     END { for (p in want) if (!(p in seen)) print "- " p }' - "$root/$ENTRY_SUMS")
+	bad=$(sed -n 's/^- \(.*\)/\1 has no checksum/p' <<<"$sums" | sed -n 1p)
+	[ -n "$bad" ] ||
+		bad=$(cd "$root" && LC_ALL=C md5sum -c --quiet <<<"$sums" 2>/dev/null |
+			sed -n 's/: FAILED.*$/ does not match its checksum/p' | sed -n 1p) || true
 	[ -n "$bad" ] || return 0
 	log "${root##*/}: $bad"
 	return 1

@@ -8,8 +8,8 @@
 #
 # usage: lava.sh [kernel options] [--allow-deadlock] [--out DIR] [--image FILE]
 #                [-- suite arguments]
-#   kernel options    vm.sh's: --kernel, --dist, --src, --kver, --kdir,
-#                     --moddir, --patch
+#   kernel options    vm.sh's: --kernel, --dist, --src, --ksrc, --kver,
+#                     --kdir, --moddir, --patch
 #   --allow-deadlock  run the cases that can wedge the kernel for good
 #   --out DIR         job.yaml, device.yaml, lava.log, output/, image and
 #                     results (default: build/lava/<kernel>)
@@ -45,7 +45,7 @@ out=
 image_file=
 while [ $# -gt 0 ]; do
 	case $1 in
-	--kernel | --dist | --src | --kver | --kdir | --moddir | --patch)
+	--kernel | --dist | --src | --ksrc | --kver | --kdir | --moddir | --patch)
 		need_arg "$1" $#
 		vm_args+=("$1" "$2")
 		shift

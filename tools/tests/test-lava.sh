@@ -30,6 +30,8 @@ refused "an unknown option" --bogus
 refused "--image with kernel options" --image "$tmp/none" --kernel stock
 refused "a bad kernel (vm.sh's)" --kernel bogus
 refused "a bad suite argument (the runner's)" -- --case no_such_case
+refused "a --ksrc that is no tree" --ksrc /nonexistent
+check "make lava: --ksrc is vm.sh's option (make lava KSRC=)" grep -q '^vm.sh: --ksrc' "$tmp/err"
 
 suite_timeout=$(sed -n 's/^timeout=\([0-9][0-9]*\)$/\1/p' "$TOP/settings")
 "$LAVA_PY" job "$TOOLS/lava/kselftest-job.jinja2" job_name="module_async kselftest" \
