@@ -83,7 +83,6 @@ run_stage()
 	fi
 }
 
-# stage NAME: the commands of stage NAME.
 stage()
 {
 	case $1 in
