@@ -17,16 +17,6 @@ PROG = os.path.basename(sys.argv[0])
 ktap = ModuleType('ktap')  # the project's own KTAP reader
 SourceFileLoader('ktap', os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                       'ktap')).exec_module(ktap)
-checks = [0, 0]  # passed, failed
-
-
-def check(ok, what, detail=''):
-    checks[not ok] += 1
-    print(f'{"ok" if ok else "not ok"} {sum(checks)} {what}')
-    if detail and not ok:
-        print(f'# {detail}')
-
-
 def parse(kunit_parser, lines):
     """The parsed Test and the parser's report, shown as '# ' lines.  Up to
     6.x parse_run_tests() prints on the module's printer, since 7.2 on the
@@ -47,7 +37,7 @@ def parse(kunit_parser, lines):
     return test, output.getvalue()
 
 
-def check_document(kunit_parser, lines, name, cases=None, expect='any'):
+def check_document(check, kunit_parser, lines, name, cases=None, expect='any'):
     status = kunit_parser.TestStatus
     test, printed = parse(kunit_parser, lines)
     errors = [e.split('] ', 1)[-1] for e in printed.splitlines() if '[ERROR]' in e]
@@ -106,17 +96,16 @@ def main():
     if args.cases:
         with open(args.cases, encoding='utf-8') as f:
             cases = [line.split()[0] for line in f if line.strip()]
-    print('KTAP version 1')
+    checks = ktap.Checks()
+    check = checks.check
     if args.nested:
-        check_document(kunit_parser, lines, f'{name} (runner)')
+        check_document(check, kunit_parser, lines, f'{name} (runner)')
         lines = [line + '\n' for line in
                  ktap.nested_lines([line.rstrip('\n') for line in lines], args.nested)]
         check(bool(lines), f'{name}: "# {args.nested}" and a document nested under it')
         name = f'{name} (nested)'
-    check_document(kunit_parser, lines, name, cases, args.expect_status)
-    print(f'1..{sum(checks)}')
-    print(f'{checks[0]} passed, {checks[1]} failed')
-    return 1 if checks[1] else 0
+    check_document(check, kunit_parser, lines, name, cases, args.expect_status)
+    return checks.summary()
 
 
 if __name__ == '__main__':

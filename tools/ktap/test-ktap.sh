@@ -152,7 +152,7 @@ checks "rejects two plans" 1 "$(lines "$good" 1..3)"
 checks "rejects misnumbered" 1 "${good/ok 2 beta/ok 5 beta}"
 checks "rejects an empty document" 1 ""
 reads "check: says what is wrong after the check" 1 "$(lines 'KTAP version 1' \
-	'ok 1 ktap: one version line' 'not ok 2 ktap: one plan, 1..3' '# plans: 1..4' \
+	'ok 1 ktap: one version line' 'not ok 2 ktap: one plan, 1..3' '#   plans: 1..4' \
 	'ok 3 ktap: results numbered 1..3 in order' '1..3')" check <(lines "${good/1..3/1..4}")
 
 reads "--nested: the suite's document in the runner's" 0 "$(lines '1 alpha ok' '2 beta not-ok')" \
