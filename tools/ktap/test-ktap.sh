@@ -161,8 +161,6 @@ reads "--nested: the document without its prefix" 0 "$(lines 'TAP version 13' '1
 	'# policy: always-sync' 'ok 1 alpha' 'not ok 2 beta' \
 	'# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:0 error:0')" \
 	--nested "$KSFT_TEST" document "$tmp/runner.ktap"
-reads "--nested: its plan" 0 "2" --nested "$KSFT_TEST" plan "$tmp/runner.ktap"
-reads "--nested: its policy" 0 "always-sync" --nested "$KSFT_TEST" policy "$tmp/runner.ktap"
 reads "--nested: no such header, no results" 0 "" --nested "x: y" verdicts "$tmp/runner.ktap"
 reads "document: as read, CRs dropped" 0 "$(tr -d '\r' <"$tmp/boot-2.ktap")" \
 	document "$tmp/boot-2.ktap"
