@@ -1,27 +1,17 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# test-ktap.sh - tests of tools/ktap/ktap, the KTAP reader: what each
-# command reads from documents of each kind of line, check's rejections,
-# the merge of a run's boots, a document nested in a kselftest runner's,
-# the totals of logs, and tools/lib.sh's reporter read back by it.
-# Ends with "N passed, N failed".
+# test-ktap.sh - tests of tools/ktap/ktap, the KTAP reader: each command on
+# documents of each kind of line, check's rejections, the merge of a run's
+# boots, a nested document, totals, and tools/lib.sh's reporter read back.
+#
+# usage: test-ktap.sh
 
 set -euo pipefail
 
-PROG=${0##*/}
-# shellcheck source=tools/lib.sh
-. "$(dirname "$0")/../lib.sh"
-readonly KTAP=$TOOLS/ktap/ktap
-
-case ${1:-} in
--h | --help) echo "Usage: $PROG"; exit 0 ;;
-'') ;;
-*) usage_error "unknown argument '$1'" ;;
-esac
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/test-ktap.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=tools/tests/lib-tests.sh
+. "$(dirname "$0")/../tests/lib-tests.sh"
+test_options "$@"
 
 # A document with each kind of line: the suite's evidence before a result,
 # a skip's reason line before it and a failure's cause after it, an unnamed
@@ -43,11 +33,10 @@ printf '%s\r\n' 'TAP version 13' '1..6' '# policy: always-sync' \
 	'# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:3 error:1' >"$doc"
 
 # A kselftest runner's document with the suite's nested in it.
-readonly HEADER='selftests: module_async: module_async.sh'
-printf '%s\n' 'TAP version 13' '1..1' '# timeout set to 300' "# $HEADER" '# TAP version 13' \
+printf '%s\n' 'TAP version 13' '1..1' '# timeout set to 300' "# $KSFT_TEST" '# TAP version 13' \
 	'# 1..2' '# # policy: always-sync' '# ok 1 alpha' '#not ok 2 beta' \
 	'# # Totals: pass:1 fail:1 xfail:0 xpass:0 skip:0 error:0' \
-	"not ok 1 $HEADER # exit=1" >"$tmp/runner.ktap"
+	"not ok 1 $KSFT_TEST # exit=1" >"$tmp/runner.ktap"
 
 # The boots of one run: boot 1 wedges in w1 and runs nothing more; boot 2
 # (CRLF lines) dies in w2; boot 3 ends.
@@ -65,8 +54,8 @@ printf '%s\n' 'TAP version 13' '1..1' '# policy: skip-if-unused' 'ok 1 c' \
 printf '%s\n' 'TAP version 13' '1..2' 'ok 1 a # SKIP x' 'ok 2 b # SKIP y' >"$tmp/skipped.ktap"
 printf '# no plan\n' >"$tmp/noplan.ktap"
 
-# reads WHAT WANT_RC WANT_OUTPUT ARGS...: ktap ARGS exits WANT_RC and
-# prints WANT_OUTPUT (lines joined by newlines).
+# reads WHAT WANT_RC WANT_OUTPUT ARGS...: ktap ARGS exits WANT_RC, prints
+# WANT_OUTPUT.
 reads()
 {
 	local what=$1 want_rc=$2 want=$3 rc=0
@@ -81,7 +70,7 @@ reads()
 	fi
 }
 
-# lines LINE...: a document of LINEs, for ktap to read.
+# lines LINE...: a document of LINEs.
 lines()
 {
 	printf '%s\n' "$@"
@@ -143,8 +132,8 @@ reads "records" 0 "$(lines version 'plan 2' 'policy x' 'result 1 a ok' 'result 2
 
 # check: a well-formed document, then what makes one not.
 good=$(lines 'TAP version 13' '1..3' 'ok 1 alpha' 'ok 2 beta # SKIP x' 'not ok 3 gamma')
-# checks WHAT RC DOCUMENT: ktap check of DOCUMENT (a string) exits RC, 0
-# with no failed check, 1 with one (the reporter's below: its checks).
+# checks WHAT RC DOCUMENT: ktap check of DOCUMENT exits RC (0 no check
+# failed, 1 one did), a "not ok" line if 1.
 checks()
 {
 	local rc=0 bad
@@ -163,22 +152,20 @@ checks "rejects two plans" 1 "$(lines "$good" 1..3)"
 checks "rejects misnumbered" 1 "${good/ok 2 beta/ok 5 beta}"
 checks "rejects an empty document" 1 ""
 reads "check: says what is wrong after the check" 1 "$(lines 'KTAP version 1' \
-	'ok 1 ktap: one version line' 'not ok 2 ktap: one plan, 1..3' '# plans: 1..4' \
+	'ok 1 ktap: one version line' 'not ok 2 ktap: one plan, 1..3' '#   plans: 1..4' \
 	'ok 3 ktap: results numbered 1..3 in order' '1..3')" check <(lines "${good/1..3/1..4}")
 
 reads "--nested: the suite's document in the runner's" 0 "$(lines '1 alpha ok' '2 beta not-ok')" \
-	--nested "$HEADER" verdicts "$tmp/runner.ktap"
+	--nested "$KSFT_TEST" verdicts "$tmp/runner.ktap"
 reads "--nested: the document without its prefix" 0 "$(lines 'TAP version 13' '1..2' \
 	'# policy: always-sync' 'ok 1 alpha' 'not ok 2 beta' \
 	'# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:0 error:0')" \
-	--nested "$HEADER" document "$tmp/runner.ktap"
-reads "--nested: its plan" 0 "2" --nested "$HEADER" plan "$tmp/runner.ktap"
-reads "--nested: its policy" 0 "always-sync" --nested "$HEADER" policy "$tmp/runner.ktap"
+	--nested "$KSFT_TEST" document "$tmp/runner.ktap"
 reads "--nested: no such header, no results" 0 "" --nested "x: y" verdicts "$tmp/runner.ktap"
 reads "document: as read, CRs dropped" 0 "$(tr -d '\r' <"$tmp/boot-2.ktap")" \
 	document "$tmp/boot-2.ktap"
 reads "the runner's own result: a multi-word case, its directive" 0 "exit=1" \
-	directive "$HEADER" "$tmp/runner.ktap"
+	directive "$KSFT_TEST" "$tmp/runner.ktap"
 
 reads "merge: three boots, one plan, every case once, notes, totals; exit 1" 1 "$(lines \
 	'TAP version 13' '1..5' '# policy: always-sync' 'ok 1 a' '# evidence of w1' \
@@ -197,12 +184,12 @@ reads "merge: every case skipped: exit 4" 4 "$(cat "$tmp/skipped.ktap")
 reads "merge: no plan in the first document: exit 3" 3 "" \
 	merge "$tmp/noplan.ktap" "$tmp/boot-3.ktap"
 
-# kernelci-ids: the IDs KernelCI's parser gives, on the lines its rule
-# treats differently.
+# kernelci-ids: the lines KernelCI's rule treats differently.
 reads "kernelci-ids: nested under run_kselftest, the parent's ID after the children's" 0 \
 	"$(lines 'module_async_module_async_sh_alpha pass' 'module_async_module_async_sh_b_x skip' \
 		'module_async_module_async_sh pass' 'async_init fail')" kernelci-ids \
-	<(lines "# $HEADER" '# ok 1 alpha' '# ok 2 b # SKIP x' "ok 1 $HEADER" 'not ok 2 async_init')
+	<(lines "# $KSFT_TEST" '# ok 1 alpha' '# ok 2 b # SKIP x' "ok 1 $KSFT_TEST" \
+		'not ok 2 async_init')
 reads "kernelci-ids: a SKIP's reason enters the ID, a failure's directive or an XFAIL not" 0 \
 	"$(lines 'n_would_deadlock_here skip' 'n fail' 'f pass')" kernelci-ids \
 	<(lines 'ok 3 n # SKIP would deadlock: here' 'not ok 4 n # TIMEOUT 10s' 'ok 5 f # XFAIL')
@@ -238,9 +225,7 @@ reads "totals --status 0: no result at all is a failure" 1 "$(lines '# no result
 reads "totals --status 0: a pass" 0 "1 passed, 0 failed, 0 skipped" \
 	totals --status 0 <(lines 'ok 1 a')
 
-# The reporter of tools/lib.sh, read back: a version line, a result a
-# check, a failure's details after it, a skip's reason, the plan, the
-# closing line; relay of another's document.
+# The reporter of tools/lib.sh, read back; relay of another's document.
 lines 'KTAP version 1' 'ok 1 e' '# f: SKIP x' 'ok 2 f # SKIP' 'not ok 3 g' '1..3' >"$tmp/other"
 # shellcheck disable=SC2016 # the inner shell expands them
 bash -c '. "$1"; echo "# a log line"; pass a; fail "b: why"; echo "# detail"
@@ -260,7 +245,7 @@ reads "the reporter: totals agree, details after a failure" 1 "$(lines 'not ok 2
 	'# detail' 'not ok 7 g' '# not ok 3 g' '2 passed, 2 failed, 3 skipped')" \
 	totals "$tmp/reporter"
 
-reads "--help: usage on stdout" 0 "$("$KTAP" --help | grep -A 1000 '^Usage:')" --help
+reads "--help: usage on stdout" 0 "$("$KTAP" --help | grep -A 1000 '^usage: ktap')" --help
 # Bad usage: exit 2, nothing read.
 for bad in "--bogus verdicts $doc" "bogus $doc" diag "verdicts $doc $doc" "verdicts $tmp/none" \
 	"merge $tmp/none" "kernelci-ids --foreign $tmp/none" "kernelci-ids --bogus" \

@@ -1,11 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# matrix.sh - run the suite in a VM on every known kernel, then check each
-# run and tabulate them with tools/expected/expected matrix.  A kernel's name
-# in tools/expected/verdicts says how vm.sh makes it (vm_args): by default
-# every kernel of the table this vm.sh can make, the others named on stderr
-# and left out; one named with --kernel that it cannot make is an error.
+# matrix.sh - run the suite in a VM on each kernel of tools/expected/verdicts
+# (its name says how vm.sh makes it: vm_args), then check and tabulate the
+# runs with tools/expected/expected matrix.
 
 set -euo pipefail
 
@@ -20,22 +18,14 @@ usage()
 usage: $PROG [--kernel NAME]... [--allow-deadlock] [--reuse] [--out DIR]
        $PROG --list
 
-Runs the suite in a VM on each kernel (default: every kernel of
-tools/expected/verdicts that vm.sh can make) and prints the verdict matrix.
+Runs the suite in a VM on each kernel and prints the verdict matrix.
 
-  --kernel NAME     a kernel of tools/expected/verdicts (repeatable): stock
-                    (bookworm's), stock-RELEASE (vm.sh --dist RELEASE),
-                    VARIANT (built from linux-source-6.1), VARIANT-X.Y (from
-                    linux-source-X.Y), KERNEL+BROKEN (KERNEL with the patches
-                    of tools/kernel/patches/BROKEN/<X.Y>/: it must differ
-                    from KERNEL in a verdict)
-  --allow-deadlock  also the cases that can wedge the kernel; compared
-                    with the kernel's verdicts with deadlocks allowed
-  --reuse           do not run the VMs: tabulate results already in --out
-  --list            print the kernels it would run, one a line, and the
-                    ones left out on stderr
+  --kernel NAME     a kernel of tools/expected/verdicts (default: each one
+                    vm.sh can make, the others named on stderr)
+  --allow-deadlock  also the cases that can wedge the kernel
+  --reuse           no VM: tabulate the results already in --out
+  --list            print the kernels it would run
   --out DIR         results go to DIR/<kernel>/ (default: build/matrix)
-  -h, --help        this text
 EOF
 }
 
@@ -62,10 +52,10 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-# vm_args NAME: vm.sh's options that make the kernel NAME of the table, one
-# a line; nothing for a name of no known form.  KERNEL+BROKEN is the source
-# kernel KERNEL with the patches of tools/kernel/patches/BROKEN/<X.Y>/ on
-# top, X.Y KERNEL's source series: a broken variant, a test fixture.
+# vm_args NAME: vm.sh's options that make the kernel NAME, one a line (none:
+# it cannot): stock (bookworm's), stock-RELEASE, VARIANT (linux-source-6.1),
+# VARIANT-X.Y (linux-source-X.Y), KERNEL+BROKEN (KERNEL with the patches of
+# tools/kernel/patches/BROKEN/X.Y/).
 vm_args()
 {
 	local base series
