@@ -2,11 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # test-bench.sh - tools/bench --quick --against HEAD (one run each, the
-# stock kernel only) prints its table: the header line; the floor's, a warm
-# make vm's, HEAD's make vm's and the latency row with their figures and
-# ratio; "ratio suite/floor: X", "ratio make-vm/floor: X" and each at HEAD,
-# X a number.  The table's reader refuses tables that lack one of these; bad
-# usage is exit 2.
+# stock kernel) prints its table: the header, the floor, make vm (here and at
+# HEAD), VM run and latency rows, the ratio lines, their figures numbers; the
+# table's reader refuses one that lacks a line; bad usage is exit 2.
 #
 # usage: test-bench.sh [--out DIR]   (default: build/check/bench)
 
