@@ -5,8 +5,9 @@
 # (the payload's size, the verdicts per kernel) and at least four patches
 # touching only the suite, MAINTAINERS and the selftests Makefile, each
 # applying with git am --whitespace=error to linux-source-7.2's files and
-# the suite building after each; the directory added is the payload.  And
-# the READMEs keep their limits.  (The checkpatch stage reads the patches.)
+# the suite building after each (once it has its Makefile: test-intree.sh
+# on 7.2); the directory added is the payload.  And the READMEs keep their
+# limits.  (The checkpatch stage reads the patches.)
 #
 # usage: test-series.sh
 
@@ -48,45 +49,34 @@ verify "the cover letter gives the verdicts on four of today's kernels" \
 kdir=$(readlink -f "$("$TOOLS/kernel/fetch-kernel.sh" --dist sid | tail -n 1)/kdir") ||
 	die "could not fetch sid's kernel"
 
-# The tree's own files the series changes, committed as they are; beside
-# it, the tree's tools/ and scripts/ in hard links, the suite built there.
+# The tree's own files the series changes, committed as they are.
 repo=$tmp/linux
-mkdir -p "$repo/$selftests" "$tmp/tree"
+mkdir -p "$repo/$selftests"
 cp "$src/MAINTAINERS" "$repo/"
 cp "$src/$selftests/Makefile" "$repo/$selftests/"
 git -C "$repo" init -q
 git -C "$repo" add -A
 git -C "$repo" -c user.name=base -c user.email=base@localhost commit -q -m base
-cp -al "$src/tools" "$src/scripts" "$tmp/tree/"
 
-# builds: what the patches so far add builds, in the tree (its suite and
-# selftests Makefile replaced, never written through a hard link) against
-# sid's 7.2: the kselftest way once there is a Makefile, else the modules
-# and the runner and library with -Werror against the tree's kselftest.h.
+# builds: what the patches so far add builds, in a copy: the modules
+# against sid's 7.2, the runner and library with -Werror against the tree's
+# kselftest.h.
 builds()
 {
-	local tree=$tmp/tree f objs=()
+	local dir=$tmp/build f objs=()
 
-	rm -rf "${tree:?}/$suite" "$tree/$selftests/Makefile"
-	cp -a "$repo/$suite" "$tree/$suite" || return 1
-	cp "$repo/$selftests/Makefile" "$tree/$selftests/Makefile"
-	if [ -f "$tree/$suite/Makefile" ]; then
-		make -C "$tree/$selftests" TARGETS=module_async KDIR="$kdir" || return 1
-		[ -x "$tree/$suite/module_async" ] || { echo "no runner"; return 1; }
-	elif [ -f "$tree/$suite/modules/Makefile" ]; then
-		make -C "$tree/$suite/modules" KDIR="$kdir" || return 1
+	rm -rf "$dir"
+	cp -a "$repo/$suite" "$dir" || return 1
+	if [ -f "$dir/modules/Makefile" ]; then
+		make -C "$dir/modules" KDIR="$kdir" || return 1
+		compgen -G "$dir/modules/*.ko" || { echo "no modules"; return 1; }
 	fi
-	if [ -f "$tree/$suite/modules/Makefile" ]; then
-		compgen -G "$tree/$suite/modules/*.ko" || { echo "no modules"; return 1; }
-	fi
-	[ ! -f "$tree/$suite/Makefile" ] || return 0
-	for f in "$tree/$suite"/lib/*.c "$tree/$suite"/runner/*.c "$tree/$suite"/*.c; do
+	for f in "$dir"/lib/*.c "$dir"/runner/*.c "$dir"/*.c; do
 		[ -f "$f" ] || continue
-		gcc -O2 -Wall -Wextra -Werror -I"$tree/$selftests" -c -o "${f%.c}.o" "$f" ||
-			return 1
+		gcc -O2 -Wall -Wextra -Werror -I"$src/$selftests" -c -o "${f%.c}.o" "$f" || return 1
 		objs+=("${f%.c}.o")
 	done
-	[ ! -f "$tree/$suite/module_async.c" ] || gcc -o "$tree/$suite/module_async" "${objs[@]}"
+	[ ! -f "$dir/module_async.c" ] || gcc -o "$dir/module_async" "${objs[@]}"
 } >"$tmp/build.log" 2>&1
 
 for p in "${patches[@]}"; do
@@ -96,7 +86,8 @@ for p in "${patches[@]}"; do
 		break
 	fi
 	pass "git am --whitespace=error applies ${p##*/}"
-	details=$tmp/build.log check "the suite builds after ${p##*/}" builds
+	[ -f "$repo/$suite/Makefile" ] ||
+		details=$tmp/build.log check "the suite builds after ${p##*/}" builds
 done
 
 payload_copy "$tmp/suite"
