@@ -2,15 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # test-deadlock.sh - the suite with deadlocks allowed, on the kernels of
-# $deadlock_kernels that tools/vm/matrix.sh can make: the verdict matrix
-# against tools/expected/verdicts (every unsafe case a TIMEOUT, every safe
-# case its usual verdict, one well-formed document per kernel although the
-# run took several boots), each TIMEOUT backed by a stack that shows the
-# wait in async_synchronize* and by the wait-for cycle the runner found,
-# every boot's results under their cases' KernelCI IDs, the whole console
-# (every boot) filed by a lab with no wrong verdict, each wedged boot's
-# cleanup report and end marker received, and each kernel's whole run
-# within its bound.  On stock 6.1 also --facts that cannot lie.
+# $deadlock_kernels tools/vm/matrix.sh can make, each run within its bound:
+# the verdicts of tools/expected/verdicts (every unsafe case a TIMEOUT, the
+# run resumed in fresh boots, one document); each TIMEOUT with a stack in
+# async_synchronize* and the runner's wait-for cycle; each wedged boot's
+# cleanup report and end marker; every boot's results under their KernelCI
+# IDs, and a lab reading the whole console filing each case once, rightly.
+# On stock 6.1 also --facts that cannot lie.
 #
 # usage: test-deadlock.sh [--out DIR]   (default: build/check/deadlock)
 
@@ -20,13 +18,10 @@ set -euo pipefail
 . "$(dirname "$0")/lib-tests.sh"
 shopt -s nullglob	# a run of one boot has no boot-*.ktap
 
-# bookworm's 6.1 (the reference), bullseye's 5.10 and sid's 7.2 (the
-# oldest and newest WARN, elevator and workqueue formats), the 3.8 flag on
-# 6.1 and on 7.2, the fixed series on 6.1 (the one deadlock it leaves; on
-# 7.2 too, but there the modprobe of that case is not yet seen waiting for
-# the load, so its TIMEOUT lacks the cycle).  vanilla is 6.1's code as
-# stock, and 6.12 sits between 6.1 and 7.2 in every format; the safe matrix
-# covers them.
+# 6.1 (the reference), 5.10 and 7.2 (the oldest and newest WARN, elevator
+# and workqueue formats), the 3.8 flag on 6.1 and 7.2, the fixed series on
+# 6.1 (the deadlock it leaves; on 7.2 that case's modprobe is not yet seen
+# waiting for the load: no cycle).  vanilla and 6.12: the safe matrix's.
 readonly deadlock_kernels="stock stock-bullseye stock-sid patched patched-7.2 fixed"
 # The bound on a kernel's whole run, not counting its fetch or build.
 readonly bound=600
@@ -34,39 +29,27 @@ readonly bound=600
 out=$TOP/build/check/deadlock
 test_options "$@"
 
-# The TIMEOUT cases of a document, one a line.
-timeouts()
-{
-	"$KTAP" verdicts "$1" | awk '$NF == "timeout" { print $2 }'
-}
-
-# timeouts_show KERNEL DOC REGEX WHAT: a check that DOC has TIMEOUTs and
-# that each one's evidence (the '#' lines before its result) has a line
-# matching REGEX.
+# timeouts_show KERNEL DOC REGEX WHAT: DOC has TIMEOUTs, and each one's
+# evidence (the '#' lines before its result) a line matching REGEX.
 timeouts_show()
 {
-	local n name bare=''
+	local all name bare=''
 
-	n=$(timeouts "$2" | grep -c .) || true
-	for name in $(timeouts "$2"); do
+	all=$("$KTAP" verdicts "$2" | awk '$NF == "timeout" { print $2 }')
+	for name in $all; do
 		# grep reads it all: a -q that stops early could kill the
 		# reader with SIGPIPE, a false "no match" under pipefail.
 		"$KTAP" diag "$name" "$2" | grep -E -- "$3" >/dev/null || bare+=" $name"
 	done
-	if [ "$n" -gt 0 ] && [ -z "$bare" ]; then
-		pass "$1: each of $n TIMEOUTs shows $4"
-	else
-		fail "$1: $n TIMEOUTs, without $4:${bare:- none}"
-	fi
+	echo "without $4:${bare:- none}" >"$tmp/err"
+	check "$1: each of $(wc -w <<<"$all") TIMEOUTs shows $4" test -n "$all" -a -z "$bare"
 }
 
-# lab_misfiled CONSOLE DOC: the results a lab reading the run's whole
-# console (every boot's document as it went by) files wrongly, by
-# KernelCI's parser (tools/ktap/ktap kernelci-ids): "<id> <result>" of
-# each ID that is not a case of DOC (the merged document) or holds another
-# verdict than the case's there, and a case filed twice.  A wedged boot
-# gives no result for the cases it did not run, so each case is filed
-# once, by the boot that ran it.
+# lab_misfiled CONSOLE DOC: "<id> <result>" of each result KernelCI's
+# parser (ktap kernelci-ids) files wrongly from the whole console (every
+# boot's document): not a case of DOC (the merged document), another
+# verdict than there, or a case filed twice (a wedged boot gives none for
+# the cases it did not run).
 lab_misfiled()
 {
 	local ids
@@ -81,15 +64,14 @@ lab_misfiled()
 		     !($1 in want) || want[$1] != $2 || seen[$1]++ { print }' - <(echo "$ids")
 }
 
-# The case facts_check runs: unsafe where a load syncs all async work.
+# A case unsafe where a load syncs all async work, and facts that would
+# call it safe on stock 6.1, where it deadlocks.
 readonly unsafe_case=request_module_from_async_kyber-iosched
-# Facts that would call it safe on stock 6.1, where it deadlocks.
 readonly false_facts=own=yes,worker=yes,unrelated=no,older=no,async_probe=no,async_probe_knob=yes
 
-# A bound that cannot lie, on stock 6.1: --facts that call an unsafe case
-# safe do not run it without --allow-deadlock: the boot measures the facts
-# and skips the case (exit 4), nothing wedged.  (A --timeout-ms below the
-# floor is refused before any boot: test-inputs.sh.)
+# facts_check: on stock 6.1, --facts calling an unsafe case safe do not run
+# it without --allow-deadlock: the boot measures the facts and skips the
+# case (exit 4), nothing wedged.
 facts_check()
 {
 	local dir=$out/stock-facts verdict ok=false
@@ -105,8 +87,8 @@ facts_check()
 		"stock: --facts calling $unsafe_case safe: skipped without --allow-deadlock" "$ok"
 }
 
-# prepare_kernel NAME: fetch or build the kernel NAME of the table, so that
-# the bound is on the run alone.
+# prepare_kernel NAME: the kernel NAME fetched or built, the bound on the
+# run alone.
 prepare_kernel()
 {
 	case $1 in
@@ -141,17 +123,15 @@ for k in "${kernels[@]}"; do
 	doc=$out/$k/results.ktap
 	timeouts_show "$k" "$doc" async_synchronize "a stack in async_synchronize"
 	timeouts_show "$k" "$doc" '^# wait-for cycle: async job ' "the wait-for cycle"
-	# From each wedged boot the driver's cleanup report and the end
-	# marker reached the host: no boot ended on the host's patience.
+	# Each wedged boot's cleanup report and end marker reached the host.
 	nwedged=$(grep -c '^# kernel wedged by ' "$doc" 2>/dev/null) || nwedged=0
 	ncleanup=$(grep -c '^# cleanup: ' "$doc" 2>/dev/null) || ncleanup=0
 	lost=$(grep -m1 'no end marker' "$out.$k.log") || lost=''
 	echo "$ncleanup cleanup reports; ${lost:-every end marker arrived}" >"$tmp/err"
 	check "$k: each of $nwedged wedged boots sent its cleanup report and end marker" \
 		test -s "$doc" -a -z "$lost" -a "$ncleanup" -ge "$nwedged"
-	# Each boot's document as a lab without the resume would keep it:
-	# the TIMEOUTs and the cases skipped after a wedge under their IDs,
-	# the cases those of the runner the VM ran (matrix.sh builds it).
+	# Each boot's document as a lab without the resume keeps it; the
+	# cases those of the runner matrix.sh built.
 	"$TOP/build/module_async" --list >"$tmp/cases"
 	"$KTAP" kernelci-ids --foreign "$tmp/cases" "$doc" "$out/$k"/boot-*.ktap \
 		>"$tmp/err" || echo "(the KTAP reader failed)" >>"$tmp/err"

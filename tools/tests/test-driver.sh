@@ -2,12 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # test-driver.sh - host tests of module_async.sh, the shell driver: usage
-# errors (a bad option or value, a --timeout-ms below its floor, a missing
-# value, a stray word) exit 2 before any prerequisite is looked at, --help
-# and --list work anywhere, and a missing prerequisite is a whole-suite
-# SKIP (exit 4) with its reason as a well-formed KTAP document.  Nothing
-# here loads a module: every run that gets past the option check points
-# --modules-dir at an empty directory.
+# errors exit 2 before any prerequisite is looked at, --help and --list work
+# anywhere, a missing prerequisite is a whole-suite SKIP (exit 4) with its
+# reason.  Nothing is loaded: --modules-dir is an empty directory.
 #
 # usage: test-driver.sh RUNNER    (the built module_async binary)
 
@@ -27,8 +24,8 @@ cp "$TOP/module_async.sh" "$1" "$tmp/"
 mkdir "$tmp/empty"
 details="$tmp/out $tmp/err"
 
-# run ARG...: the driver, its stdout in $tmp/out, its stderr in $tmp/err,
-# its exit status in $status.
+# run ARG...: the driver, its stdout in $tmp/out, stderr in $tmp/err,
+# status in $status.
 run()
 {
 	status=0
@@ -50,8 +47,8 @@ usage_error_says()
 		[ ! -s "$tmp/out" ]
 }
 
-# A whole-suite SKIP: a version line, "1..0 # SKIP <reason>" and nothing
-# else, exit 4; the reason matching REGEX.
+# is_skip_document REGEX: exit 4, a whole-suite SKIP ("1..0 # SKIP
+# <reason>" alone), the reason matching REGEX.
 is_skip_document()
 {
 	local reason
@@ -89,13 +86,11 @@ settings_bound_covers()
 
 refused "an unknown option" "unrecognized option '--bogus-option'" --bogus-option
 refused "a bad --timeout-ms value" "bad --timeout-ms: soon " --timeout-ms soon
-# A bound below what an honest load takes is refused, naming the floor.
 for short in 1 10 999; do
 	refused "--timeout-ms $short, below the floor named" "bad --timeout-ms: $short \(1000 to " \
 		--timeout-ms "$short"
 done
 refused "an unknown case name" "unknown case: no_such_case" --case no_such_case
-# An option's value missing or a stray word: the runner's getopt says which.
 refused "a stray argument" "unexpected argument: extra" extra
 refused "--modules-dir without a value" "requires an argument" --modules-dir
 refused "--timeout-ms without a value" "requires an argument" --timeout-ms

@@ -2,16 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # test-inputs.sh - bad input to `make vm` is refused before any kernel is
-# built or booted, with exit 2 and one line naming what is wrong: make's
-# variables reach vm.sh quoted (KVER='6.1;touch FILE' touches nothing); a
-# boolean (ALLOW_DEADLOCK) takes its usual spellings only; a KERNEL that is
-# no file or no bzImage, a DIST or SRC that tools/lib.sh's DEB_RELEASES does
-# not list (apt not asked), no HOME for the cache, a path holding a space
-# (the checkout, OUTPUT, KDIR, INSTALL_PATH: nothing written anywhere), bad
-# SUITE_ARGS (checked by the runner built on the host, which answers --help
-# there).  The host's failures before any work are exit 3 (never 1, "a case
-# failed"), each said: a second run on the same kernel, a read-only cache, a
-# read-only build/vm/stock.
+# fetched, built or booted, exit 2, one line naming what is wrong: shell code
+# in a variable, a bad boolean, kernel, KDIR, MODDIR, PATCH, KSRC, release
+# or series, no cache, a path holding a space (nothing written anywhere),
+# bad SUITE_ARGS (the runner built on the host checks them).  The host's
+# failures before any work are exit 3, never 1 ("a case failed"), each said.
 #
 # usage: test-inputs.sh
 
@@ -39,16 +34,9 @@ vm()
 	status=${error:-$status}
 }
 
-# No kernel was fetched, built or booted: vm.sh names the kernel it got
-# ("vm.sh: kernel stock: <release> (<entry>)") before it boots anything;
-# and apt was asked nothing over the network (no update, no download).
-no_work()
-{
-	! grep -Eq '^vm\.sh: kernel |apt-get update for Debian|downloading ' "$tmp/out"
-}
-
-# refused WHAT REGEX ARGS...: make vm ARGS exits ${want:-2} before any
-# work, and its output has a line matching REGEX (grep -E).
+# refused WHAT REGEX ARGS...: make vm ARGS exits ${want:-2} with a line
+# matching REGEX (grep -E), and no work: no kernel named ("vm.sh: kernel
+# stock: ..." comes before any boot), no apt update or download.
 refused()
 {
 	vm "${@:3}"
@@ -58,7 +46,8 @@ refused()
 
 said()
 {
-	[ "$status" -eq "$1" ] && no_work && grep -Eq -- "$2" "$tmp/out"
+	[ "$status" -eq "$1" ] && grep -Eq -- "$2" "$tmp/out" &&
+		! grep -Eq '^vm\.sh: kernel |apt-get update for Debian|downloading ' "$tmp/out"
 }
 
 refused "KVER with shell code: a bad version, nothing run" \
@@ -70,7 +59,8 @@ for word in maybe 2 "1 0"; do
 		"ALLOW_DEADLOCK=$word: say 1, y, yes, true or on" "ALLOW_DEADLOCK=$word"
 done
 
-# The spellings of yes and no, as the command make would run says them.
+# spelled yes|no WORD...: make vm ALLOW_DEADLOCK=WORD would run vm.sh with
+# --allow-deadlock (yes) or without (no).
 spelled()
 {
 	local want=$1 word got
@@ -93,15 +83,29 @@ refused "KERNEL path with a space: named whole" \
 	"no such kernel image: $tmp/a b$" "KERNEL=$tmp/a b"
 
 # A build tree as vm.sh checks one (a Makefile, its release, its modules),
-# for a KERNEL file that is no bzImage: refused before the tree is used.
+# the same without modules.order (headers), and a file with a bzImage's
+# boot protocol header ("HdrS" at 0x202).
 kdir=$tmp/kdir
 mkdir -p "$kdir/include/generated"
 echo 'all:' >"$kdir/Makefile"
 echo '#define UTS_RELEASE "6.1.0-test"' >"$kdir/include/generated/utsrelease.h"
+cp -r "$kdir" "$tmp/headers"
 : >"$kdir/modules.order"
+{ head -c $((0x202)) /dev/zero && printf HdrS; } >"$tmp/bzImage"
 refused "KERNEL=/etc/passwd KDIR=<a build tree>: no bzImage" \
 	'/etc/passwd is no bzImage \(no boot protocol header: "HdrS" at offset 0x202\)' \
 	KERNEL=/etc/passwd "KDIR=$kdir"
+refused "KDIR=<headers> without a module tree beside them" \
+	"holds headers only and no lib/modules/<release>/ is beside them" \
+	"KERNEL=$tmp/bzImage" "KDIR=$tmp/headers"
+refused "MODDIR= that is no module tree" "$tmp is no module tree \(no kernel/ in it\)" \
+	"KERNEL=$tmp/bzImage" "KDIR=$kdir" "MODDIR=$tmp"
+printf '%s\n' '--- a/x' '+++ b/x' >"$tmp/x.patch"
+refused "PATCH= on the stock kernel" "--patch applies to a kernel built from source" \
+	KERNEL=stock "PATCH=$tmp/x.patch"
+refused "KSRC= that is no kernel tree" "--ksrc $tmp: not a kernel source tree" "KSRC=$tmp"
+refused "KSRC= with KERNEL=stock" "--ksrc goes with a kernel built from source" \
+	KERNEL=stock "KSRC=$tmp"
 
 refused "DIST=woody: an unknown release, apt not asked" \
 	"bad Debian release 'woody' \(known: bullseye bookworm " DIST=woody
@@ -113,9 +117,8 @@ refused "no HOME, XDG_CACHE_HOME or MODULE_ASYNC_CACHE: no cache, said so" \
 	"no cache: HOME, XDG_CACHE_HOME and MODULE_ASYNC_CACHE are all unset"
 vm_env=(env)
 
-# A checkout whose path holds a space: make refuses it, and nothing is
-# written, in the checkout or beside it (the runner went to the path's
-# first word, "$tmp/a").
+# A checkout whose path holds a space: refused, nothing written in it or
+# beside it (a runner built there would go to the path's first word).
 top="$tmp/a b/clone"
 mkdir -p "$top"
 clone_files | rsync -a --from0 --files-from=- "$TOP/" "$top/" || die "cannot copy the suite"
@@ -132,36 +135,26 @@ check "a checkout under a path with a space: nothing written, in it or beside it
 	nothing_written
 unset top
 for v in OUTPUT KDIR INSTALL_PATH; do
-	refused "$v with a space: refused by make" \
-		"$v=$tmp/o p: it holds a space" "$v=$tmp/o p"
+	refused "$v with a space: refused by make" "$v=$tmp/o p: it holds a space" "$v=$tmp/o p"
 done
 
-# The host's failures before any work: exit 3, each said, never 1.
-mkdir -p "$tmp/cache"
+# SUITE_ARGS, by the runner's own checks (their messages: test-driver.sh).
+refused "SUITE_ARGS with an unknown case: the runner's usage error" \
+	"unknown case: no_such_case" SUITE_ARGS="--case no_such_case"
+want=0 refused "SUITE_ARGS=--help: the suite's help, no VM" \
+	'^Usage: .*module_async \[options\]' SUITE_ARGS=--help
+
+# The host's failures before any work: exit 3, each said.
+mkdir -p "$tmp/cache" "$TOP/build/vm/stock"
 vm_env=(read_only "$tmp/cache" env "MODULE_ASYNC_CACHE=$tmp/cache")
 want=3 refused "a read-only empty cache: exit 3, said so" \
 	"cannot write to the cache $tmp/cache"
-mkdir -p "$TOP/build/vm/stock"
 vm_env=(read_only "$TOP/build/vm/stock")
 want=3 refused "a read-only build/vm/stock: exit 3, said so" \
 	"cannot write to the results directory .*/build/vm/stock"
 vm_env=(env)
-
-refused "SUITE_ARGS with an unknown option: the runner's usage error" \
-	"unrecognized option '--no-such'" SUITE_ARGS=--no-such
-refused "SUITE_ARGS with an unknown case: the runner's usage error" \
-	"unknown case: no_such_case" SUITE_ARGS="--case no_such_case"
-refused "SUITE_ARGS with a value missing: the runner's usage error" \
-	"requires an argument" SUITE_ARGS=--timeout-ms
-refused "SUITE_ARGS with a --timeout-ms below the floor: refused, the floor named" \
-	"bad --timeout-ms: 10 \(1000 to " "SUITE_ARGS=--timeout-ms 10"
-
-want=0 refused "SUITE_ARGS=--help: the suite's help, no VM" \
-	'^Usage: .*module_async \[options\]' SUITE_ARGS=--help
-
-# A second run on a kernel whose results directory is in use is refused
-# (exit 3) before it writes there; the lock is the one a first run holds.
-mkdir -p "$TOP/build/vm/stock"
+# A second run on a kernel whose results directory is in use, refused
+# before it writes there: the lock is the one a first run holds.
 exec {lock}>"$TOP/build/vm/stock/.lock"
 flock -n "$lock" || die "build/vm/stock is in use: is a make vm running in this clone?"
 want=3 refused "a second make vm on the same kernel: refused, naming the directory" \

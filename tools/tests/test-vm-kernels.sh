@@ -1,38 +1,28 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# test-vm-kernels.sh - the ways `make vm` is told which kernel to boot:
-# PATCH= alone (vanilla plus the patch, which prints a line at boot), and
-# PATCH= of the never-sync fixture (do_init_module() without its sync: the
-# policy never-sync, the cases the facts call safe run); KERNEL=FILE
-# KDIR=<Debian's headers> (the stock kernel as a user's own); KSRC= (a
-# maintainer's own tree, here a hard-linked copy of linux-source-6.1 made a
-# git work tree, built keyed by its content, its compiles vanilla's from
-# ccache, the tree left as it was); the refusals before anything is
-# fetched or built (exit 2).  And the kernel booted is the kernel built:
-# ccache-cc compiles a changed .incbin file anew; two PATCH= kernels of one
-# size boot their own; in a scratch cache, a bzImage that is another
-# kernel's is refused (exit 3, no entry) and the next build makes the boot
-# wrapper again.  Ends with "N passed, N failed".
+# test-vm-kernels.sh - the ways `make vm` is told which kernel to boot, and
+# the kernel booted is the kernel built: PATCH= (a marker; two patches whose
+# images are of one size, each booting its own; the never-sync fixture),
+# KSRC= (a hard-linked copy of linux-source-6.1 made a git tree: built keyed
+# by its content, from ccache, left as it was), KERNEL=FILE KDIR=<Debian's
+# headers>; ccache-cc and a changed .incbin file; a bzImage that is another
+# kernel's, refused.  (make vm's refusals: test-inputs.sh.)
+#
+# usage: test-vm-kernels.sh
 
 set -euo pipefail
 
-PROG=${0##*/}
-# shellcheck source=tools/lib.sh
-. "$(dirname "$0")/../lib.sh"
-
-case ${1:-} in
-'') ;;
--h|--help) echo "Usage: $PROG [--help]"; exit 0 ;;
-*) usage_error "unknown argument '$1'" ;;
-esac
+# shellcheck source=tools/tests/lib-tests.sh
+. "$(dirname "$0")/lib-tests.sh"
+test_options "$@"
 
 out=$TOP/build/check/vm-kernels
 rm -rf "$out"
 mkdir -p "$out"
 
 # vm NAME ARGS...: make vm ARGS, its output in $out/NAME.out and .log;
-# prints its exit status.
+# prints its status.
 vm()
 {
 	local rc=0
@@ -41,36 +31,16 @@ vm()
 	echo "$rc"
 }
 
-# refused WHAT ARGS...: make vm ARGS exits 2 at once, naming why.
-refused()
-{
-	local rc
-
-	rc=$(vm refused "${@:2}")
-	if [ "$rc" -ne 0 ] && grep -q 'Error 2' "$out/refused.log" &&
-	   ! grep -q 'downloading\|booting\|building' "$out/refused.log"; then
-		pass "refused at once: $1 ($(grep -m1 'vm.sh:' "$out/refused.log"))"
-	else
-		fail "not refused at once: $1 (exit $rc, log $out/refused.log)"
-	fi
-}
-
-# verdicts_of KTAP KERNEL WHAT RC: the document holds the verdicts expected
-# of KERNEL and the run exited as expected (make's 0 is the script's 0).
+# verdicts_of KTAP KERNEL WHAT RC: KTAP holds the verdicts expected of
+# KERNEL, the run exited as expected (make's 0 is the script's 0).
 verdicts_of()
 {
-	if "$TOOLS/expected/expected" compare --status "$4" "$2" "$1" >"$out/compare.log" 2>&1
-	then
-		pass "$3: the verdicts expected of $2"
-	else
-		fail "$3: not the verdicts expected of $2 (see $out/compare.log)"
-	fi
+	run_to "$out/compare.log" "$TOOLS/expected/expected" compare --status "$4" "$2" "$1"
+	details=$out/compare.log check "$3: the verdicts expected of $2" test "$rc" -eq 0
 }
 
-# The compiler build-kernel.sh gives kbuild, in depend mode as it runs it: an
-# object whose .incbin file changed, at the same size, holds the new bytes.
-# (ccache gcc itself gives the old object: it keys on the source's text and
-# the headers of the dependency file, and .incbin's file is in neither.)
+# ccache-cc in depend mode, as build-kernel.sh runs it: an object whose
+# .incbin file changed, at the same size, holds the new bytes.
 if command -v ccache >/dev/null; then
 	mkdir -p "$out/incbin"
 	printf '\t.section .rodata\n\t.incbin\t"payload"\n' >"$out/incbin/piggy.S"
@@ -93,7 +63,11 @@ stock=$("$TOOLS/kernel/fetch-kernel.sh" | tail -n 1)
 krel=$(cat "$stock/krel")
 headers=$stock/usr/src/linux-headers-$krel
 [ -f "$headers/Makefile" ] || die "no headers at $headers"
-cat >"$out/marker.patch" <<'EOF'
+src61=$("$TOOLS/kernel/fetch-source.sh" --series 6.1 | tail -n 1)
+src61_kver=${src61%/linux-source-*}
+src61_kver=${src61_kver##*/}
+
+cat >"$out/marker.patch" <<'PATCH'
 --- a/kernel/async.c
 +++ b/kernel/async.c
 @@ -345,2 +345,9 @@ bool current_is_async(void)
@@ -106,46 +80,13 @@ cat >"$out/marker.patch" <<'EOF'
 +	return 0;
 +}
 +core_initcall(async_candidate_marker);
-EOF
-
-refused "PATCH= on the stock kernel" KERNEL=stock PATCH="$out/marker.patch"
-# Headers whose root has no lib/modules/<release>/.
-mkdir -p "$out/bare/usr/src"
-ln -s "$headers" "$out/bare/usr/src/linux-headers-$krel"
-refused "headers without a module tree" KERNEL="$stock/vmlinuz" \
-	KDIR="$out/bare/usr/src/linux-headers-$krel"
-refused "MODDIR= that is no module tree" KERNEL="$stock/vmlinuz" KDIR="$headers" \
-	MODDIR="$out"
-src61=$("$TOOLS/kernel/fetch-source.sh" --series 6.1 | tail -n 1)
-src61_kver=${src61%/linux-source-*}
-src61_kver=${src61_kver##*/}
-ksrc=$out/linux
-cp -al "$src61" "$ksrc"
-git -C "$ksrc" init -q
-# -f: Debian's top-level .gitignore ignores everything ("/*").
-git -C "$ksrc" add -A -f
-# One commit for one content, whoever makes it when: the same HEAD, the
-# same build, reused by the next run.
-export GIT_AUTHOR_DATE=2000-01-01T00:00:00Z GIT_COMMITTER_DATE=2000-01-01T00:00:00Z
-git -C "$ksrc" -c user.name=module_async -c user.email=module_async@localhost \
-	commit -q -m linux-source-6.1
-refused "KSRC= that is no kernel tree" KSRC="$out"
-refused "KSRC= with KERNEL=stock" KSRC="$ksrc" KERNEL=stock
-
+PATCH
 patched=$TOP/build/vm/vanilla+patches/results.ktap
-rc=$(vm patch PATCH="$out/marker.patch")
-verify "PATCH= alone boots vanilla with the patch (exit $rc)" \
-	grep -q 'module_async: candidate patch applied' "$TOP/build/vm/vanilla+patches/console.log"
-verdicts_of "$patched" vanilla "PATCH=" "$rc"
 
-# Two candidate patches, made from the source itself, that differ only in a
-# constant of one size: the request from async returns -EDEADLK, then
-# -ENOMEM.  On 6.1.192-3 their compressed images had the same size, and
-# ccache gave the second the first one's boot wrapper (piggy.o): it booted
-# the first kernel.  Each must boot its own: the suite prints what the
-# request returned.
-piggy=$(cache_dir)/build/tree/$src61_kver-vanilla/obj/arch/x86/boot/compressed/piggy.S
-sizes=()
+# Two patches differing only in a constant of one size (the request from
+# async returns -EDEADLK, then -ENOMEM): on 6.1.192-3 their images had one
+# size, and ccache gave the second the first one's piggy.o.  Each must boot
+# its own: the suite prints what the request returned.
 for errno in EDEADLK=35 ENOMEM=12; do
 	name=${errno%=*}
 	warn='^\tWARN_ON_ONCE(wait && current_is_async());$'
@@ -157,32 +98,30 @@ for errno in EDEADLK=35 ENOMEM=12; do
 	[ "$rc" -eq 1 ] || die "no WARN_ON_ONCE to change in $src61/kernel/kmod.c"
 	rc=$(vm "$name" PATCH="$out/$name.patch" \
 		SUITE_ARGS="--case request_module_from_async_async_probe")
-	sizes+=("$(sed -n 's/^z_input_len = //p' "$piggy" 2>/dev/null)")
-	got=$("$TOOLS/ktap/ktap" diag request_module_from_async_async_probe "$patched" \
-		2>/dev/null | sed -n 's/.*async job returned \(-*[0-9]*\) .*/\1/p' | sed -n 1p) ||
-		true
+	got=$("$KTAP" diag request_module_from_async_async_probe "$patched" 2>/dev/null |
+		sed -n 's/.*async job returned \(-*[0-9]*\) .*/\1/p' | sed -n 1p) || true
 	verify "PATCH= returning -$name: the guest's request returned '$got' (exit $rc)" \
 		test "$got" = "-${errno#*=}"
 done
-log "compressed payloads of the two: ${sizes[*]} bytes (the same size is what ccache got wrong)"
 
-# A kernel that waits for no async work is never-sync, and what runs
-# follows from the facts: the requests from async run, and pass; the
-# nested load returns with its own async job undone, and fails.
-rc=$(vm never-sync PATCH="$(echo "$TOOLS"/kernel/patches/never-sync/6.1/*.patch)")
-got=$("$TOOLS/ktap/ktap" policy "$patched" 2>/dev/null) || true
+# PATCH= alone, two patches: vanilla with both, the marker's line at boot.
+# A kernel that waits for no async work is never-sync: the requests from
+# async run and pass; the nested load returns, its own async job undone.
+rc=$(vm never-sync PATCH="$out/marker.patch $(echo "$TOOLS"/kernel/patches/never-sync/6.1/*.patch)")
+verify "PATCH= alone boots vanilla with the patches (exit $rc)" \
+	grep -q 'module_async: candidate patch applied' "${patched%/*}/console.log"
+got=$("$KTAP" policy "$patched" 2>/dev/null) || true
 verify "never-sync fixture: policy '$got', never-sync (exit $rc)" test "$got" = never-sync
 for want in async_init_completes=not-ok request_module_from_async_kyber-iosched=ok \
 	    nested_async_load=not-ok; do
-	got=$("$TOOLS/ktap/ktap" verdict "${want%%=*}" "$patched" 2>/dev/null) || true
+	got=$("$KTAP" verdict "${want%%=*}" "$patched" 2>/dev/null) || true
 	verify "never-sync fixture: ${want%%=*} '$got', ${want#*=}" test "$got" = "${want#*=}"
 done
 
-# In a scratch cache (its ccache the real one's store, its source the real
-# one's): vanilla built, then its tree's bzImage replaced by another kernel's
-# (the stock vmlinuz), newer than what make makes it from, so that make
-# keeps it.  The next build must refuse it (exit 3, no entry) and the one
-# after make the boot wrapper again.
+# In a scratch cache (its ccache and source the real one's): vanilla built,
+# then its tree's bzImage replaced by the stock vmlinuz, newer than what make
+# makes it from, so that make keeps it.  The next build must refuse it (exit
+# 3, no entry), the one after make the boot wrapper again.
 scratch=$out/cache
 mkdir -p "$scratch"
 [ ! -d "$(cache_dir)/ccache" ] || ln -s "$(cache_dir)/ccache" "$scratch/ccache"
@@ -226,12 +165,20 @@ else
 		built_ok "$rc" "$entry"
 fi
 
+# KSRC=: a git work tree of one commit for one content (the same HEAD, the
+# same build, reused by the next run); -f: Debian's .gitignore is "/*".
+ksrc=$out/linux
+cp -al "$src61" "$ksrc"
+git -C "$ksrc" init -q
+git -C "$ksrc" add -A -f
+GIT_AUTHOR_DATE=2000-01-01T00:00:00Z GIT_COMMITTER_DATE=2000-01-01T00:00:00Z \
+	git -C "$ksrc" -c user.name=module_async -c user.email=module_async@localhost \
+	commit -q -m linux-source-6.1
 touch "$out/ksrc.before"
 rc=$(vm ksrc KSRC="$ksrc")
 verify "KSRC=: built as the tree's HEAD and changes (exit $rc)" \
 	grep -qF "git $(git -C "$ksrc" rev-parse HEAD) diff" "$out/ksrc.log"
-# A copy of the source vanilla is built from: its compiles are vanilla's,
-# from ccache (build-kernel.sh), where this run built it at all.
+# vanilla's source: its compiles from ccache, where this run built it.
 built=$(sed -n 's/.*built in [0-9]* s, \([0-9]*\) of \([0-9]*\) compiles from ccache.*/\1 \2/p' \
 	"$out/ksrc.log")
 if [ -z "$built" ] && grep -q 'built in [0-9]* s$' "$out/ksrc.log"; then
@@ -245,11 +192,9 @@ fi
 verdicts_of "$TOP/build/vm/ksrc-linux/results.ktap" vanilla "KSRC=" "$rc"
 changed=$(git -C "$ksrc" status --porcelain --untracked-files=all --ignored | head -n 5)
 newer=$(find "$ksrc" -path "$ksrc/.git" -prune -o -newer "$out/ksrc.before" -print | head -n 5)
-if [ -z "$changed$newer" ]; then
-	pass "KSRC=: the tree is as it was (git status, no file newer than the run)"
-else
-	fail "KSRC=: the tree was written: $(echo "$changed" "$newer" | tr '\n' ' ')"
-fi
+echo "$changed" "$newer" >"$tmp/err"
+check "KSRC=: the tree is as it was (git status, no file newer than the run)" \
+	test -z "$changed$newer"
 
 rc=$(vm headers KERNEL="$stock/vmlinuz" KDIR="$headers")
 verify "KERNEL=FILE KDIR=<headers>: modules from beside the headers, exit $rc" \
