@@ -15,11 +15,8 @@ readonly QEMU_CMDLINE="console=ttyS0,115200 panic=-1"
 # version, so that later runs need not wait for a silent guest again.
 kvm_verdict_file()
 {
-	local qver
-
-	qver=$(qemu-system-x86_64 --version | head -n 1)
-	qver=${qver##* version }
-	printf '%s\n' "$(cache_dir)/kvm-verdict/$(uname -r)_qemu-${qver%% *}"
+	qemu-system-x86_64 --version |
+		awk -v f="$(cache_dir)/kvm-verdict/$(uname -r)_qemu-" 'NR == 1 { print f $4 }'
 }
 
 # qemu_accel auto|kvm|tcg: the first boot's accelerator: kvm, tcg, or probe
@@ -110,13 +107,9 @@ boot_build_id()
 # if there is one (auto), if not bzimage.
 boot_image()
 {
-	local kernel=${1%/} image elf
+	local kernel=${1%/} image=${1%/} elf=${1%/}
 
-	if [ -d "$kernel" ]; then
-		image=$kernel/vmlinuz elf=$kernel/vmlinux
-	else
-		image=$kernel elf=$kernel
-	fi
+	[ ! -d "$kernel" ] || image=$kernel/vmlinuz elf=$kernel/vmlinux
 	if [ "$2" != bzimage ] && [ -f "$elf" ] && elf_has_pvh "$elf"; then
 		image=$elf
 	elif [ "$2" != bzimage ] && [ -f "$image" ]; then
@@ -135,8 +128,7 @@ boot_image()
 # XEN_ELFNOTE_PHYS32_ENTRY), which QEMU can boot directly with -kernel.
 elf_has_pvh()
 {
-	[ "$(od -An -tx1 -N4 "$1" 2>/dev/null | tr -d ' \n')" = 7f454c46 ] &&
-		LC_ALL=C readelf -n "$1" 2>/dev/null | grep -Eq 'Xen .*(0x00000012|PHYS32_ENTRY)'
+	LC_ALL=C readelf -n "$1" 2>/dev/null | grep -Eq 'Xen .*(0x00000012|PHYS32_ENTRY)'
 }
 
 # initrd_with_args BASE FILE ARGS...: FILE is the initramfs BASE and,
