@@ -40,21 +40,6 @@ qemu_accel()
 	fi
 }
 
-# extract_vmlinux_script KERNEL: the kernel tree's own scripts/extract-vmlinux:
-# that of KERNEL entry's build tree (its source when built with O=), else
-# that of tools/kernel/fetch-source.sh's tree (Debian's headers lack it).
-extract_vmlinux_script()
-{
-	local f src
-
-	for f in "$1/kdir/source/scripts/extract-vmlinux" "$1/kdir/scripts/extract-vmlinux"; do
-		[ ! -x "$f" ] || { printf '%s\n' "$f"; return 0; }
-	done
-	src=$("$TOOLS/kernel/fetch-source.sh" 2>/dev/null | tail -n 1) || return 1
-	[ -x "$src/scripts/extract-vmlinux" ] || return 1
-	printf '%s\n' "$src/scripts/extract-vmlinux"
-}
-
 # unpacked_kernel BZIMAGE KERNEL: the cache entry of BZIMAGE (of kernel
 # entry KERNEL, or itself) unpacked: build-id, the unpacked kernel's (empty
 # if none), and vmlinux, the kernel itself if it has a PVH entry point.
@@ -76,7 +61,15 @@ unpacked_kernel()
 	if ! entry_valid "$entry" "$stamp" || [ ! -f "$entry/build-id" ]; then
 		entry_remove "$entry"
 		entry_tmp "$entry"
-		script=$(extract_vmlinux_script "$2") || die "no scripts/extract-vmlinux"
+		# The kernel tree's own (its source's when built with O=), else that
+		# of fetch-source.sh's linux-source tree: Debian's headers lack it.
+		script=$2/kdir/source/scripts/extract-vmlinux
+		[ -x "$script" ] || script=$2/kdir/scripts/extract-vmlinux
+		if [ ! -x "$script" ]; then
+			script=$("$TOOLS/kernel/fetch-source.sh" 2>/dev/null | tail -n 1) || true
+			script=$script/scripts/extract-vmlinux
+		fi
+		[ -x "$script" ] || die "no scripts/extract-vmlinux"
 		"$script" "$1" >"$ENTRY_TMP/vmlinux" 2>/dev/null || : >"$ENTRY_TMP/vmlinux"
 		elf_build_id "$ENTRY_TMP/vmlinux" >"$ENTRY_TMP/build-id" || true
 		elf_has_pvh "$ENTRY_TMP/vmlinux" || rm "$ENTRY_TMP/vmlinux"
