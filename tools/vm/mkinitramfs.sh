@@ -1,12 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# mkinitramfs.sh - the initramfs of the module_async test VM: busybox; dash
-# as /bin/sh (busybox's sh would run its own modprobe, not PATH's); util-linux
-# dmesg; build-kmod.sh's static kmod; the kernel's modules the cases load
-# (the runner's --list-modules) and those they need; guest-init.sh as /init;
-# the suite in /opt/module_async/, or a kselftest install in /opt/kselftest/
-# with coreutils' timeout (its runner's "timeout --foreground").  An image
+# mkinitramfs.sh - the test VM's initramfs: busybox, dash as /bin/sh
+# (busybox's sh would run its own modprobe, not kmod's), util-linux dmesg,
+# build-kmod.sh's kmod, the kernel's modules the runner lists and those they
+# need, guest-init.sh as /init, the suite in /opt/module_async/ or a
+# kselftest install in /opt/kselftest/ (with coreutils' timeout).  An image
 # made from the same inputs (FILE.inputs beside it) is left as it is.
 
 set -euo pipefail
@@ -56,9 +55,8 @@ else
 	[ -f "$suite/module_async.sh" ] || die "$suite has no module_async.sh"
 fi
 runner=$suite/${sub}module_async
-list=$("$runner" --list-modules) || die "$runner --list-modules failed"
-[ -n "$list" ] || die "$runner --list-modules names no module"
-mapfile -t kernel_modules <<<"$list"
+mapfile -t kernel_modules < <("$runner" --list-modules)
+[ -n "${kernel_modules[0]:-}" ] || die "$runner --list-modules failed or named no module"
 busybox=$(command -v busybox)
 ! ldd "$busybox" >/dev/null 2>&1 || die "$busybox is dynamically linked: install busybox-static"
 
@@ -149,16 +147,12 @@ done < <(find "$suite" -type f -print0)
 # Once, without debug information (kallsyms keeps their symbols): 35 kB,
 # not 1.4 MB twice, for the guest to unpack.
 kos=("$suite/${sub}modules"/*.ko)
-if [ ! -f "${kos[0]}" ]; then
-	log "warning: no test modules in $suite/${sub}modules/"
-else
-	for ko in "${kos[@]}"; do
-		strip --strip-debug -o "$mods/extra/${ko##*/}" "$ko"
-	done
-	rm -r "$root$optdir/${sub}modules"
-	ln -s "$(realpath -m --relative-to="$root$optdir/$sub" "$mods/extra")" \
-		"$root$optdir/${sub}modules"
-fi
+[ -f "${kos[0]}" ] || die "no test modules in $suite/${sub}modules/"
+for ko in "${kos[@]}"; do
+	strip --strip-debug -o "$mods/extra/${ko##*/}" "$ko"
+done
+rm -r "$root$optdir/${sub}modules"
+ln -s "$(realpath -m --relative-to="$root$optdir/$sub" "$mods/extra")" "$root$optdir/${sub}modules"
 depmod -b "$root" "$krel"
 
 sed -n 's|^[A-Z_]*=\(/run/[^[:space:]]*\)[[:space:]]*# FIFO:.*|\1|p' "$TOOLS/vm/guest-init.sh" |

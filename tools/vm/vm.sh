@@ -248,8 +248,7 @@ direct_suite()
 name=$(run_name)
 out=${out:-$TOP/build/vm/$name}
 
-# Before any other work: the packages, the cache, the results directory,
-# QEMU.
+# Before any other work: packages, the cache, the results directory, QEMU.
 "$TOOLS/deps.sh" || die "missing packages"
 cache_ready
 err=$(mkdir -p -- "$out" 2>&1) || die "cannot make the results directory $out: ${err##*: }"
@@ -264,8 +263,7 @@ runner_kver=$kver
 make -s -C "$TOP" KVER="$runner_kver" OUTPUT="$TOP/build" all >&2 ||
 	die "could not build the runner"
 runner=$TOP/build/module_async
-# It checks the suite's arguments before a kernel is fetched, and answers
-# --help and the lists with no VM.
+# It checks the suite's arguments, and answers --help and the lists, here.
 for arg in "${suite_args[@]}"; do
 	case $arg in
 	-h | --help | -l | --list | --list-modules) exec "$runner" "${suite_args[@]}" ;;
@@ -274,8 +272,7 @@ done
 "$runner" --list "${suite_args[@]}" >/dev/null || exit 2
 mapfile -t kernel_modules < <("$runner" --list-modules)
 
-# One run per results directory.  The lock (fd 7) is inherited by vm-run,
-# not by its QEMU.
+# One run per results directory: the lock (fd 7) goes with vm-run.
 { exec 7>"$out/.lock"; } 2>/dev/null || die "cannot write to the results directory $out"
 flock -n 7 || die "another run is using $out: wait for it to end, or give --out"
 
