@@ -1,13 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# build-kmod.sh - build the guest's kmod, print its path.  The kernel runs
-# modprobe for each request_module() and the cases time it: under TCG an
-# exec of Debian's kmod (libcrypto, liblzma, libzstd: 21,000 relocations)
-# costs 30 to 40 ms in the dynamic loader, a static one 4 ms.  So: static,
-# from Debian's source of the host's kmod version, with xz and zstd
-# (trixie's compressed modules), without OpenSSL (the suite reads no
-# signature fields).
+# build-kmod.sh - the guest's kmod, static (the cases time modprobe: under
+# TCG Debian's dynamic one costs 30 ms more an exec), from Debian's source
+# of the host's kmod version, with xz and zstd (trixie's compressed
+# modules), without OpenSSL (no signature read); prints its path.
 
 set -euo pipefail
 

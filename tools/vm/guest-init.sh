@@ -1,14 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# /init of the module_async test VM (tools/vm/mkinitramfs.sh packs it), run
-# by dash.  Runs the suite as /etc/module_async.via says: "direct"
-# (module_async.sh ARGS) or "run_kselftest" (run_kselftest.sh -c
-# module_async, ARGS in KSELFTEST_MODULE_ASYNC_SH_ARGS; it exits 0 whatever
-# happened).  ttyS0, the console, has the kernel's log and the suite's output
-# in whole lines (LAVA reads it); ttyS1 speaks vm-run's protocol (its
-# docstring), the arguments in the image (PRESET_ARGS) when no host answers.
-# Under TCG each exec costs ~30 ms: builtins where they do.
+# /init of the test VM (mkinitramfs.sh packs it), run by dash: the suite as
+# /etc/module_async.via says, "direct" (module_async.sh ARGS) or
+# "run_kselftest" (run_kselftest.sh, which exits 0 whatever happened).  The
+# console (ttyS0) has the kernel's log and the suite's output in whole lines
+# (LAVA reads it); ttyS1 speaks vm-run's protocol (its docstring).  Under TCG
+# each exec costs ~30 ms: builtins where they do.
 
 PATH=/sbin:/bin:/usr/sbin:/usr/bin
 export PATH
@@ -48,7 +46,6 @@ relay_start()
 	[ -r /dev/kmsg ] && [ -w /proc/sys/kernel/printk ] || return 0
 	read -r console_level _ </proc/sys/kernel/printk
 	[ "$console_level" -gt 2 ] || return 0
-	[ -p "$KLOG" ] || mkfifo "$KLOG"
 	# cat reads a record whole (awk's reads may be too short for one).
 	cat /dev/kmsg >"$KLOG" 2>/dev/null &
 	klog_reader=$!
@@ -72,8 +69,7 @@ relay_start()
 	echo 2 >/proc/sys/kernel/printk
 }
 
-# relay_end: the kernel prints itself again; the relay ($ended) ends after
-# the messages up to then.
+# relay_end: the kernel prints itself again; the relay ($ended) ends.
 relay_end()
 {
 	[ -n "$relay" ] || return 0
@@ -162,9 +158,8 @@ copy_output()
 	: >"$COPIED"
 }
 
-# copy_done: the copy and the relay ended, or a watchdog killed them after
-# COPY_BOUND_S (a task stuck in the kernel may hold the suite's stdout);
-# fails if the copy did not end.
+# copy_done: the copy and the relay ended, or after COPY_BOUND_S killed (a
+# task stuck in the kernel may hold the suite's stdout): fails if so.
 copy_done()
 {
 	(sleep "$COPY_BOUND_S" && kill "$copier" $relay 2>/dev/null) &
@@ -180,7 +175,6 @@ if [ "$args_ok" = 0 ]; then
 	echo "# guest-init: no arguments from the host: the suite does not run" >&3
 	rc=126
 elif [ -x "$SUITE" ]; then
-	[ -p "$OUTPUT" ] || mkfifo "$OUTPUT"
 	: >"$DOC"
 	copy_output <"$OUTPUT" &
 	copier=$!

@@ -57,9 +57,9 @@ if ! entry_valid "$tree" "$stamp"; then
 	entry_commit "$tree" "$stamp"
 fi
 
-# The series (tools/kernel/series.sh) by git apply, which writes each file
-# it changes anew (never through a hard link), outside any repository above
-# the tree; the files it changes outside the suite restored first.
+# The series by git apply, which writes a file anew (never through a hard
+# link), outside any repository above; what it changes outside the suite
+# restored first.
 series=$(mktemp -d "${TMPDIR:-/tmp}/ksft-series.XXXXXX")
 trap 'rm -rf "$series"' EXIT
 git -C "$TOP" config user.name >/dev/null ||

@@ -117,8 +117,7 @@ for tool in modprobe insmod rmmod lsmod depmod modinfo; do
 done
 copy_with_libs "$(command -v dmesg)" /bin/dmesg
 [ "$via" = direct ] || copy_with_libs "$(command -v timeout)" /usr/bin/timeout
-cp "$TOOLS/vm/guest-init.sh" "$root/init"
-chmod 755 "$root/init"
+install -m 755 "$TOOLS/vm/guest-init.sh" "$root/init"
 echo "$via" >"$root/etc/module_async.via"
 
 cp "$moddir"/modules.{order,builtin,builtin.modinfo} "$mods/" 2>/dev/null || true

@@ -37,8 +37,7 @@ the guest's console to OUT/console.log.
   --allow-deadlock   run the cases that can wedge the kernel for good
   --via WAY          direct (module_async.sh, the default) or run_kselftest
   --out DIR          the results (default: build/vm/NAME, NAME the kernel's)
-  --prepare          make the image, boot nothing: print its name, entry,
-                     initrd and cases, each "KEY VALUE"
+  --prepare          make the image, boot nothing; print its name, entry, initrd, cases
   -h, --help         this text
 
 Suite arguments after -- go to module_async.sh in the guest (see its
@@ -152,9 +151,8 @@ run_name()
 	echo "$name"
 }
 
-# custom_entry DIR KREL: the user's kernel as a cache entry in DIR (vmlinuz,
-# krel, kdir, lib/modules/KREL/): a build tree's modules installed, else
-# --moddir's linked (nothing written there; the indexes our own).
+# custom_entry DIR KREL: the user's kernel as an entry in DIR: a build tree's
+# modules installed, else --moddir's linked (nothing written there).
 custom_entry()
 {
 	local dir=$1 krel=$2 mods=$1/lib/modules/$2 f
