@@ -1,15 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# build-kmod.sh - build the kmod the guest runs as modprobe and print its
-# path, $CACHE/kmod/<version>-<key>/kmod.  The kernel runs modprobe for
-# each request_module(), and the cases time what it waits for: under TCG
-# an exec of Debian's kmod costs 30 to 40 ms in the dynamic loader (kmod 30
-# links libcrypto, liblzma, libzstd: 21,000 relocations), a static one
-# 4 ms.  So: static, from Debian's source package of the host's kmod
-# version (apt-get source through tools/debian.sh's deb_release) with its
-# patches, with xz and zstd (trixie's compressed modules) and without
-# OpenSSL (modinfo's signature fields, which the suite does not read).
+# build-kmod.sh - the guest's kmod, static (the cases time modprobe: under
+# TCG Debian's dynamic one costs 30 ms more an exec), from Debian's source
+# of the host's kmod version, with xz and zstd (trixie's compressed
+# modules), without OpenSSL (no signature read); prints its path.
 
 set -euo pipefail
 
@@ -37,7 +32,6 @@ need_cmd dpkg-query dpkg-source apt-get autoreconf libtoolize pkg-config make gc
 version=$(dpkg-query -W -f '${Version}' kmod 2>/dev/null) ||
 	die "kmod is not installed (tools/deps.sh installs it)"
 check_debversion "$version"
-# Made from: that version, how it is built, the compiler and this script.
 key=$({ printf '%s\n' "$version" "${CONFIGURE_ARGS[@]}" "$(gcc --version | head -n 1)"
 	sha256sum <"$0"; } | sha256sum)
 entry=$(cache_dir)/kmod/$version-${key:0:12}
@@ -66,18 +60,14 @@ dsc=("$src"/kmod_*.dsc)
 dpkg-source -q -x "${dsc[0]}" "$src/kmod" >&2 || die "dpkg-source -x ${dsc[0]##*/} failed"
 # What autogen.sh does when gtk-doc is not there (its docs are not built).
 touch "$src/kmod/libkmod/docs/gtk-doc.make"
+# configure fails without liblzma or libzstd, the link without their
+# static libraries (-all-static).
 (cd "$src/kmod" && autoreconf -fi && ./configure -q "${CONFIGURE_ARGS[@]}" &&
 	make -s -j"$(nproc)" tools/kmod LDFLAGS=-all-static) >"$ENTRY_TMP/build.log" 2>&1 ||
 	die "building kmod failed: $(tail -n 5 "$ENTRY_TMP/build.log")"
 strip -o "$ENTRY_TMP/kmod" "$src/kmod/tools/kmod"
-! ldd "$ENTRY_TMP/kmod" >/dev/null 2>&1 || die "the kmod built is not static"
-features=$("$ENTRY_TMP/kmod" --version | tr '\n' ' ')
-case $features in
-*+XZ*+ZSTD* | *+ZSTD*+XZ*) ;;
-*) die "the kmod built lacks xz or zstd: $features" ;;
-esac
 rm -rf "$src"
 entry_sum kmod
 entry_commit "$entry" "$stamp"
-log "built $features($entry/kmod)"
+log "built $("$entry/kmod" --version | tr '\n' ' ')($entry/kmod)"
 echo "$entry/kmod"

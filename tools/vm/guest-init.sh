@@ -1,33 +1,18 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# /init of the module_async test VM (packed by tools/vm/mkinitramfs.sh).
-# /bin/sh is dash; the tools are busybox's but for kmod's and util-linux's
-# dmesg.  It runs the suite as /etc/module_async.via says: "direct"
-# (module_async.sh ARGS) or "run_kselftest" (run_kselftest.sh -c
-# module_async, ARGS in KSELFTEST_MODULE_ASYNC_SH_ARGS; it exits 0 whatever
-# happened: the host reads the suite's status from its KTAP).
-#
-# ttyS0, the console: the kernel's log and the suite's output, in whole
-# lines (LAVA reads results off it).  ttyS1, the results channel:
-# MODULE_ASYNC_READY; the host's answer "MODULE_ASYNC_ARGS <epoch seconds>
-# <N>" and N lines, one argument each (the clock is set from it: a guest
-# restored from a state saved at READY has the clock of the save);
-# MODULE_ASYNC_BEGIN, the suite's stdout, "MODULE_ASYNC_END rc=<status>".
-# A guest no host answers (vm-run without a saved state, LAVA) has its
-# arguments in the image, PRESET_ARGS (qemu.sh's initrd_with_args).
-#
-# Nothing waits for ever on a wedged kernel: a task stuck in it may hold
-# the suite's stdout (the end marker follows the suite's exit within
-# COPY_BOUND_S), and a clean power off waits for it too: after the suite's
-# "# kernel wedged by CASE" the guest resets (sysrq "b"; QEMU's -no-reboot
-# exits).
+# /init of the test VM (mkinitramfs.sh packs it), run by dash: the suite as
+# /etc/module_async.via says, "direct" (module_async.sh ARGS) or
+# "run_kselftest" (run_kselftest.sh, which exits 0 whatever happened).  The
+# console (ttyS0) has the kernel's log and the suite's output in whole lines
+# (LAVA reads it); ttyS1 speaks vm-run's protocol (its docstring).  Under TCG
+# each exec costs ~30 ms: builtins where they do.
 
 PATH=/sbin:/bin:/usr/sbin:/usr/bin
 export PATH
 
 VIA_FILE=/etc/module_async.via
-PRESET_ARGS=/etc/module_async.args
+PRESET_ARGS=/etc/module_async.args	# qemu.sh's initrd_with_args
 ARGS_FILE=/run/module_async.args	# the host's arguments, one a line
 RESULTS=/dev/ttyS1
 OUTPUT=/run/module_async.out		# FIFO: the suite's stdout
@@ -37,16 +22,13 @@ COPY_BOUND_S=1
 ARGS_BOUND_DS=250			# VTIME: for each byte of the arguments
 FLOOR_ARG=--floor			# PRESET_ARGS' first line: power off at once
 KLOG=/run/module_async.klog		# FIFO: /dev/kmsg's records, to the relay
-# mkinitramfs.sh makes each "# FIFO:" in the image: a mkfifo is an exec,
-# 13 ms under TCG.
+# mkinitramfs.sh makes each "# FIFO:" above in the image (a mkfifo is an exec).
 
 # The floor of a VM run (tools/bench): an /init that does nothing.
 floor=
 [ ! -r "$PRESET_ARGS" ] || read -r floor <"$PRESET_ARGS"
 [ "$floor" != "$FLOOR_ARG" ] || poweroff -f
 
-# /sbin/modprobe (kmod) is in the image: the kernel runs it for
-# request_module().
 mount -t proc none /proc
 mount -t sysfs none /sys
 mount -t devtmpfs none /dev
@@ -55,17 +37,15 @@ exec </dev/console >/dev/console 2>&1
 KLOG_FROM='guest-init: the kernel log reaches the console through the relay'
 KLOG_TO='guest-init: the kernel log reaches the console directly'
 
-# relay_start: while the suite runs, the kernel prints only EMERG and ALERT
-# (console_loglevel 2: a crash's first lines) and sysrq headers itself; the
-# relay writes the rest it would print, a whole line a write, so that no
-# message breaks a line of the suite's.  (Lines at its start or end may show
-# twice.)  Without /dev/kmsg, or at a console level of 2 or less, no relay.
+# relay_start: while the suite runs the kernel prints only EMERG and ALERT
+# (console_loglevel 2: a crash's first lines); the relay prints the rest it
+# would, a whole line a write, so that none breaks a line of the suite's.
+# (Lines at its start or end may show twice.)
 relay_start()
 {
 	[ -r /dev/kmsg ] && [ -w /proc/sys/kernel/printk ] || return 0
 	read -r console_level _ </proc/sys/kernel/printk
 	[ "$console_level" -gt 2 ] || return 0
-	[ -p "$KLOG" ] || mkfifo "$KLOG"
 	# cat reads a record whole (awk's reads may be too short for one).
 	cat /dev/kmsg >"$KLOG" 2>/dev/null &
 	klog_reader=$!
@@ -89,8 +69,7 @@ relay_start()
 	echo 2 >/proc/sys/kernel/printk
 }
 
-# relay_end: the kernel prints itself again; the relay, in $ended, ends
-# after the messages up to then.
+# relay_end: the kernel prints itself again; the relay ($ended) ends.
 relay_end()
 {
 	[ -n "$relay" ] || return 0
@@ -102,27 +81,11 @@ relay_end()
 relay='' ended='' klog_reader=''
 relay_start
 
-# A stuck task reported long before the host's watchdog expires.
 [ ! -w /proc/sys/kernel/hung_task_timeout_secs ] ||
 	echo 10 >/proc/sys/kernel/hung_task_timeout_secs
-# free_module() waits for an RCU grace period (kernel/module/main.c:1188 in
-# 6.1): under TCG a load and unload of ma_plain takes 48 ms with normal
-# ones, 9 ms expedited.  No verdict depends on a grace period's length.
+# free_module() waits for an RCU grace period: under TCG a load and unload
+# of ma_plain takes 48 ms with normal ones, 9 ms expedited.
 [ ! -w /sys/kernel/rcu_expedited ] || echo 1 >/sys/kernel/rcu_expedited
-
-via=direct
-[ ! -r "$VIA_FILE" ] || read -r via <"$VIA_FILE"
-case $via in
-run_kselftest)
-	SUITE=/opt/kselftest/run_kselftest.sh
-	# What udev would make: the kselftest runner appends to /dev/stdout.
-	ln -sfn /proc/self/fd /dev/fd
-	ln -sf /proc/self/fd/0 /dev/stdin
-	ln -sf /proc/self/fd/1 /dev/stdout
-	ln -sf /proc/self/fd/2 /dev/stderr
-	;;
-*) SUITE=/opt/module_async/module_async.sh ;;
-esac
 
 if ! (exec 3>"$RESULTS") 2>/dev/null; then
 	echo "guest-init: cannot open $RESULTS: results on the console only"
@@ -131,8 +94,7 @@ fi
 # Raw: no CR added, no echo of the arguments; a read waits ARGS_BOUND_DS.
 stty -F "$RESULTS" raw -echo min 0 time "$ARGS_BOUND_DS" 2>/dev/null || true
 
-# receive_args: the host's arguments from fd 4, one a line on stdout, the
-# clock set; fails without them.
+# receive_args: the host's arguments from fd 4, one a line; the clock set.
 receive_args()
 {
 	read -r tag now count <&4 || return 1
@@ -167,6 +129,21 @@ set --
 while IFS= read -r arg; do
 	set -- "$@" "$arg"
 done <"$args"
+via=direct
+[ ! -r "$VIA_FILE" ] || read -r via <"$VIA_FILE"
+case $via in
+run_kselftest)
+	SUITE=/opt/kselftest/run_kselftest.sh
+	export KSELFTEST_MODULE_ASYNC_SH_ARGS="$*"
+	set -- -c module_async
+	# What udev would make: the kselftest runner appends to /dev/stdout.
+	ln -sfn /proc/self/fd /dev/fd
+	ln -sf /proc/self/fd/0 /dev/stdin
+	ln -sf /proc/self/fd/1 /dev/stdout
+	ln -sf /proc/self/fd/2 /dev/stderr
+	;;
+*) SUITE=/opt/module_async/module_async.sh ;;
+esac
 echo "MODULE_ASYNC_BEGIN"
 echo "MODULE_ASYNC_BEGIN" >&3
 
@@ -181,8 +158,8 @@ copy_output()
 	: >"$COPIED"
 }
 
-# copy_done: the copy and the relay have ended, waited for (no poll), or a
-# watchdog kills them after COPY_BOUND_S; fails if the copy did not end.
+# copy_done: the copy and the relay ended, or after COPY_BOUND_S killed (a
+# task stuck in the kernel may hold the suite's stdout): fails if so.
 copy_done()
 {
 	(sleep "$COPY_BOUND_S" && kill "$copier" $relay 2>/dev/null) &
@@ -198,17 +175,11 @@ if [ "$args_ok" = 0 ]; then
 	echo "# guest-init: no arguments from the host: the suite does not run" >&3
 	rc=126
 elif [ -x "$SUITE" ]; then
-	[ -p "$OUTPUT" ] || mkfifo "$OUTPUT"
 	: >"$DOC"
 	copy_output <"$OUTPUT" &
 	copier=$!
-	if [ "$via" = run_kselftest ]; then
-		KSELFTEST_MODULE_ASYNC_SH_ARGS="$*" "$SUITE" -c module_async >"$OUTPUT"
-		rc=$?
-	else
-		"$SUITE" "$@" >"$OUTPUT"
-		rc=$?
-	fi
+	"$SUITE" "$@" >"$OUTPUT"
+	rc=$?
 	copy_done || echo "guest-init: something the suite left behind holds its output open:" \
 		"not waiting for it"
 else
@@ -222,7 +193,8 @@ echo "MODULE_ASYNC_END rc=$rc"
 echo "MODULE_ASYNC_END rc=$rc" >&3
 exec 3>&-
 
-# The suite's fixed line, nested by run_kselftest in "# ".
+# A wedged kernel would hang a clean power off: reset (QEMU's -no-reboot
+# exits).  The suite's fixed line, nested by run_kselftest in "# ".
 if [ -e "$DOC" ] && grep -Eq '^(# )?# kernel wedged by ' "$DOC"; then
 	echo "guest-init: the kernel is wedged, a clean power off would hang: sysrq reboot"
 	echo b >/proc/sysrq-trigger

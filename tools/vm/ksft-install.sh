@@ -1,15 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# ksft-install.sh - the suite in a copy of a kernel tree, as a maintainer
-# has it, and with --install its kselftest install: `make -C
-# tools/testing/selftests TARGETS=module_async install INSTALL_PATH=DIR`
-# (run_kselftest.sh, kselftest/, kselftest-list.txt, module_async/).  The
-# copy, of Debian's linux-source (tools/kernel/fetch-source.sh), is of hard
-# links, kept as an entry of the cache's kind (tools/lib.sh): the cache is
-# never written.  Each run applies `make series` to it afresh, and gives a
-# lib.mk older than TEST_GEN_MODS_DIR (6.1's) tools/kernel/lib.mk-mods.
-# Prints the tree (or DIR) as its last line.
+# ksft-install.sh - the suite in a copy of a kernel source tree (hard links,
+# an entry of the cache's kind: the source is never written), `make series`
+# applied afresh each run; with --install, its kselftest install (`make -C
+# tools/testing/selftests TARGETS=module_async install`).  Prints the tree
+# (or the install) as its last line.
 
 set -euo pipefail
 
@@ -20,17 +16,17 @@ PROG=${0##*/}
 usage()
 {
 	cat <<EOF
-Usage: $PROG [--source DIR] [--tree DIR] [--install DIR --kdir KDIR]
+Usage: $PROG --source DIR --tree DIR [--install DIR --kdir KDIR]
 
-  --source DIR    unpacked kernel source (default: tools/kernel/fetch-source.sh)
-  --tree DIR      where the copy goes (default: build/intree/linux)
+  --source DIR    unpacked kernel source (tools/kernel/fetch-source.sh)
+  --tree DIR      where the copy goes
   --install DIR   install to DIR (emptied first)
   --kdir KDIR     kernel build tree for the test modules (with --install)
   -h, --help      this text
 EOF
 }
 
-src='' tree=$TOP/build/intree/linux install='' kdir=''
+src='' tree='' install='' kdir=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--source) need_arg "$1" $#; src=$2; shift 2 ;;
@@ -41,12 +37,11 @@ while [ $# -gt 0 ]; do
 	*) usage_error "unknown option '$1'" ;;
 	esac
 done
+[ -n "$src" ] || usage_error "--source is required"
+[ -n "$tree" ] || usage_error "--tree is required"
 [ -z "$install" ] || [ -n "$kdir" ] || usage_error "--install needs --kdir"
 need_cmd cp rsync git make
 
-if [ -z "$src" ]; then
-	src=$("$TOOLS/kernel/fetch-source.sh" | tail -n 1) || die "could not fetch the source"
-fi
 [ -f "$src/tools/testing/selftests/lib.mk" ] || die "$src is not a kernel source tree"
 src=$(cd "$src" && pwd)
 mkdir -p "$(dirname "$tree")"
@@ -62,10 +57,9 @@ if ! entry_valid "$tree" "$stamp"; then
 	entry_commit "$tree" "$stamp"
 fi
 
-# The series against this source (tools/kernel/series.sh), by git apply,
-# which writes each file it changes anew (never through a hard link to the
-# cache), outside any repository above the tree; the files it changes
-# outside the suite the source's again first.
+# The series by git apply, which writes a file anew (never through a hard
+# link), outside any repository above; what it changes outside the suite
+# restored first.
 series=$(mktemp -d "${TMPDIR:-/tmp}/ksft-series.XXXXXX")
 trap 'rm -rf "$series"' EXIT
 git -C "$TOP" config user.name >/dev/null ||
@@ -80,12 +74,13 @@ done
 (cd "$tree" && GIT_CEILING_DIRECTORIES=$(dirname "$tree") \
 	git apply --whitespace=error "$series"/000[1-9]-*.patch) ||
 	die "the series does not apply to $tree"
-# A new file, never the cache's (the tree's lib.mk is a hard link to it).
+# A lib.mk older than TEST_GEN_MODS_DIR (6.1's) gets tools/kernel/lib.mk-mods,
+# in a new file (the tree's lib.mk is a hard link to the cache's).
 libmk=$src/tools/testing/selftests/lib.mk
 if ! grep -q '^gen_mods_dir:' "$libmk"; then
-	cat "$libmk" "$TOOLS/kernel/lib.mk-mods" >"$selftests/lib.mk.new" ||
+	rm "$selftests/lib.mk"
+	cat "$libmk" "$TOOLS/kernel/lib.mk-mods" >"$selftests/lib.mk" ||
 		die "cannot extend $selftests/lib.mk"
-	mv "$selftests/lib.mk.new" "$selftests/lib.mk" || die "cannot extend $selftests/lib.mk"
 fi
 
 if [ -z "$install" ]; then
@@ -95,14 +90,12 @@ fi
 rm -rf "$install"
 mkdir -p "$install"
 install=$(cd "$install" && pwd)
-# A tree older than the suite (6.1) gets what tools/compat supplies.
 mapfile -t compat < <(compat_make_args "$tree/tools/testing/selftests")
 make -C "$tree/tools/testing/selftests" TARGETS=module_async KDIR="$kdir" \
 	${compat[@]+"${compat[@]}"} install INSTALL_PATH="$install" >&2 ||
 	die "make install failed"
-if [ ! -x "$install/run_kselftest.sh" ] || [ ! -x "$install/module_async/module_async" ]; then
-	die "the install in $install is incomplete"
+if [ ! -x "$install/run_kselftest.sh" ] || [ ! -x "$install/module_async/module_async" ] ||
+   ! compgen -G "$install/module_async/modules/*.ko" >/dev/null; then
+	die "the install in $install lacks run_kselftest.sh, the runner or the test modules"
 fi
-compgen -G "$install/module_async/modules/*.ko" >/dev/null ||
-	die "no test modules in $install/module_async/modules/ (is $kdir a build tree?)"
 printf '%s\n' "$install"

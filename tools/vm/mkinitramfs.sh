@@ -1,20 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# mkinitramfs.sh - the initramfs of the module_async test VM: busybox, dash
-# as /bin/sh (busybox-static's sh and its applets that run commands prefer
-# its own applets to PATH's: its modprobe, not kmod's), util-linux dmesg,
-# the static kmod of tools/vm/build-kmod.sh as the kmod tools, the kernel's
-# modules the cases load (the runner's --list-modules) with those they
-# need, tools/vm/guest-init.sh as /init, and the suite: an installed suite
-# in /opt/module_async/, or a kselftest install (it has run_kselftest.sh)
-# in /opt/kselftest/ with coreutils' timeout (its runner's "timeout
-# --foreground" is not busybox's).  The test modules go, stripped, to
-# /lib/modules/<krel>/extra/, the suite's modules/ a link there.  An image
+# mkinitramfs.sh - the test VM's initramfs: busybox, dash as /bin/sh
+# (busybox's sh would run its own modprobe, not kmod's), util-linux dmesg,
+# build-kmod.sh's kmod, the kernel's modules the runner lists and those they
+# need, guest-init.sh as /init, the suite in /opt/module_async/ or a
+# kselftest install in /opt/kselftest/ (with coreutils' timeout).  An image
 # made from the same inputs (FILE.inputs beside it) is left as it is.
-#
-# ENTRY is laid out like a tools/kernel/fetch-kernel.sh entry: krel (the
-# release) and lib/modules/<krel>/ (depmod's files, modules.builtin).
 
 set -euo pipefail
 
@@ -22,20 +14,15 @@ PROG=${0##*/}
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/../lib.sh"
 
-KMOD_TOOLS=(modprobe insmod rmmod lsmod depmod modinfo)
-
 usage()
 {
 	cat <<EOF
 Usage: $PROG --kernel ENTRY --suite DIR --out FILE
 
-Builds a gzip'd newc cpio initramfs for the module_async test VM.
-
   --kernel ENTRY  a kernel entry (krel, lib/modules/<krel>/)
-  --suite DIR     the installed suite (module_async.sh, module_async,
-                  config, settings, modules/*.ko) or a kselftest install
-                  of it (make install INSTALL_PATH=DIR), copied whole
-  --out FILE      the initramfs to write
+  --suite DIR     the installed suite (module_async.sh, module_async, config,
+                  settings, modules/*.ko) or a kselftest install of it
+  --out FILE      the gzip'd cpio to write
   -h, --help      this text
 EOF
 }
@@ -68,9 +55,8 @@ else
 	[ -f "$suite/module_async.sh" ] || die "$suite has no module_async.sh"
 fi
 runner=$suite/${sub}module_async
-list=$("$runner" --list-modules) || die "$runner --list-modules failed"
-[ -n "$list" ] || die "$runner --list-modules names no module"
-mapfile -t kernel_modules <<<"$list"
+mapfile -t kernel_modules < <("$runner" --list-modules)
+[ -n "${kernel_modules[0]:-}" ] || die "$runner --list-modules failed or named no module"
 busybox=$(command -v busybox)
 ! ldd "$busybox" >/dev/null 2>&1 || die "$busybox is dynamically linked: install busybox-static"
 
@@ -97,27 +83,25 @@ fi
 rm -f "$stamp"
 root=$(mktemp -d "${TMPDIR:-/tmp}/mkinitramfs.$$.XXXXXX")
 trap 'rm -rf "$root"' EXIT
+mods=$root/lib/modules/$krel
 mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,lib,lib64,dev,proc,sys,run,tmp,etc}
-mkdir -p "$root$optdir" "$root/lib/modules/$krel/extra"
+mkdir -p "$root$optdir" "$mods/extra"
 
 # copy_with_libs FILE DEST: an executable in place of what DEST was, and
 # the shared libraries it needs (the loader too) at their own paths.
 copy_with_libs()
 {
-	local file=$1 dest=$2 lib
+	local lib
 
-	rm -f "$root$dest"
-	cp -L "$file" "$root$dest"
-	ldd "$file" >/dev/null 2>&1 || return 0
-	for lib in $(ldd "$file" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }
-				      $1 ~ /^\// { print $1 }'); do
-		[ -e "$root$lib" ] && continue
-		mkdir -p "$root$(dirname "$lib")"
+	rm -f "$root$2"
+	cp -L "$1" "$root$2"
+	ldd "$1" >/dev/null 2>&1 || return 0
+	! ldd "$1" | grep 'not found' >&2 ||
+		die "$1 needs libraries that are not installed (above)"
+	for lib in $(ldd "$1" | grep -o '/[^ ]*'); do
+		mkdir -p "$root${lib%/*}"
 		cp -L "$lib" "$root$lib"
 	done
-	! ldd "$file" | grep -q 'not found' ||
-		die "$file needs libraries that are not installed:" \
-			"$(ldd "$file" | grep 'not found' | tr -s ' \t\n' ' ')"
 }
 
 cp "$busybox" "$root/bin/busybox"
@@ -128,32 +112,29 @@ copy_with_libs "$(command -v dash)" /bin/dash
 ln -sfn dash "$root/bin/sh"
 kmod=$("$TOOLS/vm/build-kmod.sh") || die "no kmod for the guest"
 cp "$kmod" "$root/bin/kmod"
-for tool in "${KMOD_TOOLS[@]}"; do
+for tool in modprobe insmod rmmod lsmod depmod modinfo; do
 	ln -sf /bin/kmod "$root/sbin/$tool"
 done
 copy_with_libs "$(command -v dmesg)" /bin/dmesg
 [ "$via" = direct ] || copy_with_libs "$(command -v timeout)" /usr/bin/timeout
-cp "$TOOLS/vm/guest-init.sh" "$root/init"
-chmod 755 "$root/init"
+install -m 755 "$TOOLS/vm/guest-init.sh" "$root/init"
 echo "$via" >"$root/etc/module_async.via"
 
-cp "$moddir"/modules.{order,builtin,builtin.modinfo} "$root/lib/modules/$krel/" 2>/dev/null ||
-	true
+cp "$moddir"/modules.{order,builtin,builtin.modinfo} "$mods/" 2>/dev/null || true
 for mod in "${kernel_modules[@]}"; do
 	files=$(module_files "$moddir" "$mod")
-	if [ -z "$files" ]; then
-		if sed 's,.*/,,; s,\.ko$,,; s,-,_,g' "$moddir/modules.builtin" 2>/dev/null |
-		   grep -qx "${mod//-/_}"; then
-			log "$mod is built into $krel"
-			continue
-		fi
-		[ -f "$moddir/modules.dep" ] || die "no $moddir/modules.dep (run depmod -b)"
-		die "kernel $krel has no module $mod (neither in modules.dep nor built in)"
-	fi
 	for f in $files; do
-		mkdir -p "$root/lib/modules/$krel/$(dirname "$f")"
-		cp "$moddir/$f" "$root/lib/modules/$krel/$f"
+		mkdir -p "$mods/${f%/*}"
+		cp "$moddir/$f" "$mods/$f"
 	done
+	[ -z "$files" ] || continue
+	if sed 's,.*/,,; s,\.ko$,,; s,-,_,g' "$moddir/modules.builtin" 2>/dev/null |
+	   grep -qx "${mod//-/_}"; then
+		log "$mod is built into $krel"
+		continue
+	fi
+	[ -f "$moddir/modules.dep" ] || die "no $moddir/modules.dep (run depmod -b)"
+	die "kernel $krel has no module $mod (neither in modules.dep nor built in)"
 done
 
 cp -a "$suite/." "$root$optdir/"
@@ -165,17 +146,12 @@ done < <(find "$suite" -type f -print0)
 # Once, without debug information (kallsyms keeps their symbols): 35 kB,
 # not 1.4 MB twice, for the guest to unpack.
 kos=("$suite/${sub}modules"/*.ko)
-if [ ! -f "${kos[0]}" ]; then
-	log "warning: no test modules in $suite/${sub}modules/"
-else
-	extra=$root/lib/modules/$krel/extra
-	for ko in "${kos[@]}"; do
-		strip --strip-debug -o "$extra/${ko##*/}" "$ko"
-	done
-	mods=$root$optdir/${sub}modules
-	rm -r "$mods"
-	ln -s "$(realpath -m --relative-to="${mods%/*}" "$extra")" "$mods"
-fi
+[ -f "${kos[0]}" ] || die "no test modules in $suite/${sub}modules/"
+for ko in "${kos[@]}"; do
+	strip --strip-debug -o "$mods/extra/${ko##*/}" "$ko"
+done
+rm -r "$root$optdir/${sub}modules"
+ln -s "$(realpath -m --relative-to="$root$optdir/$sub" "$mods/extra")" "$root$optdir/${sub}modules"
 depmod -b "$root" "$krel"
 
 sed -n 's|^[A-Z_]*=\(/run/[^[:space:]]*\)[[:space:]]*# FIFO:.*|\1|p' "$TOOLS/vm/guest-init.sh" |

@@ -1,21 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# vm.sh - run the module_async suite in a QEMU guest on a chosen kernel.
-#
-# Builds the runner, fetches or builds the kernel, builds the test modules
-# against it, packs them into an initramfs (tools/vm/mkinitramfs.sh) and
-# boots it (tools/vm/vm-run).  Exit status: the guest suite's (0, 1 a
-# case failed, 4 all skipped); 2 bad usage, said before any work (a path
-# make cannot take among them); 3 a failure of the host's or of the VM,
-# never 1.
+# vm.sh - the suite in a QEMU guest: the runner, the kernel (fetched, built
+# or the user's), the test modules, the initramfs, the boot (vm-run).  Exit
+# status: the suite's (0, 1 a case failed, 4 all skipped); 2 bad usage,
+# before any work; 3 a failure of the host or of the VM, never 1.
 
 set -euo pipefail
 
 PROG=${0##*/}
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/../lib.sh"
-# A failure nothing checks is the host's (exit 3), never a case's.
 errors_are_infra
 
 usage()
@@ -23,42 +18,27 @@ usage()
 	cat <<EOF
 usage: $PROG [options] [-- suite arguments]
 
-Runs the suite in a QEMU guest.  Its KTAP goes to stdout and to
-OUT/results.ktap, the guest's console to OUT/console.log.
+Runs the suite in a QEMU guest: its KTAP to stdout and OUT/results.ktap,
+the guest's console to OUT/console.log.
 
-  --kernel KERNEL      stock (Debian's kernel of --dist: the default without
-                       --patch, --src or --ksrc), a bzImage FILE of your own
-                       (with --kdir), or built from linux-source-6.1 (or
-                       --src) with tinyconfig+config: vanilla, patched (the
-                       3.8 flag), fixed (module init waits only for its own
-                       async work), window (2026-12-04's fixed series, which
-                       misses chained work); series in tools/kernel/patches/
-  --kdir DIR           for --kernel FILE: its build tree or its headers
-  --moddir DIR         for --kernel FILE: its lib/modules/<release>/ (default:
-                       a build tree's own, or the one beside the headers)
-  --patch FILE         a candidate patch on top of a kernel built from
-                       source (repeatable)
-  --src X.Y            build Debian's linux-source-X.Y: 6.1 (the default),
-                       6.12 or 7.2
-  --ksrc DIR           build your own kernel tree DIR (only read) instead
-  --dist RELEASE       the Debian release of the stock kernel (default:
-                       bookworm, or \$DIST), or with --src of the source:
-                       $(deb_releases | paste -sd' ')
-  --kver VERSION       the Debian package version of the kernel or source
-                       (default: the one linux-image-amd64 points to)
-  --allow-deadlock     run the cases that can wedge the kernel for good
-  --via WAY            direct (module_async.sh, the default) or
-                       run_kselftest (a kselftest install of make series
-                       applied to the source, run_kselftest.sh -c
-                       module_async)
-  --timeout SECONDS    bound on each boot (default: 300; with run_kselftest
-                       at least settings' timeout + 120); a run that wedges
-                       the kernel goes on in fresh VMs
-  --out DIR            the results (default: build/vm/NAME: stock[-DIST],
-                       VARIANT[-X.Y], ksrc-DIR[-VARIANT], custom; +patches)
-  --prepare            make the image, boot nothing: print "name NAME",
-                       "entry DIR", "initrd FILE", "cases FILE"
-  -h, --help           this text
+  --kernel KERNEL    stock (Debian's: the default without --patch, --src or
+                     --ksrc), built from source: $SOURCE_VARIANTS;
+                     or a bzImage FILE
+  --kdir DIR         for --kernel FILE: its build tree or its headers
+  --moddir DIR       for --kernel FILE: its lib/modules/<release>/ (default: the
+                     build tree's, or the one beside the headers)
+  --patch FILE       a patch on a kernel built from source (repeatable)
+  --src X.Y          build Debian's linux-source-X.Y (default 6.1):
+                     $(deb_series | paste -sd' ')
+  --ksrc DIR         build your own kernel tree DIR (only read) instead
+  --dist RELEASE     the stock kernel's or --src's Debian release (default
+                     \$DIST, else bookworm): $(deb_releases | paste -sd' ')
+  --kver VERSION     the Debian package version of the kernel or source
+  --allow-deadlock   run the cases that can wedge the kernel for good
+  --via WAY          direct (module_async.sh, the default) or run_kselftest
+  --out DIR          the results (default: build/vm/NAME, NAME the kernel's)
+  --prepare          make the image, boot nothing; print its name, entry, initrd, cases
+  -h, --help         this text
 
 Suite arguments after -- go to module_async.sh in the guest (see its
 --help), with run_kselftest in KSELFTEST_MODULE_ASYNC_SH_ARGS.
@@ -83,7 +63,6 @@ while [ $# -gt 0 ]; do
 		shift
 		;;
 	--allow-deadlock) suite_args+=(--allow-deadlock) ;;
-	--timeout) need_arg "$1" $#; timeout=$2; shift ;;
 	--via) need_arg "$1" $#; via=$2; shift ;;
 	--out) need_arg "$1" $#; out=$2; shift ;;
 	--prepare) prepare=1 ;;
@@ -94,61 +73,28 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-# module_tree KDIR KREL: the lib/modules/KREL/ of the root headers KDIR are
-# in (ROOT/usr/src/linux-headers-KREL; merged /usr: ROOT/usr/lib/modules),
-# or the directory whose "build" link KDIR is.
-module_tree()
-{
-	local root d
-
-	root=$(cd "$1/../../.." && pwd)
-	for d in "$(dirname "$1")" "$root/lib/modules/$2" "$root/usr/lib/modules/$2"; do
-		if [ "${d##*/}" = "$2" ] && [ -d "$d/kernel" ]; then
-			echo "$d"
-			return 0
-		fi
-	done
-	return 1
-}
-
-case "$timeout" in
-'' | *[!0-9]* | 0*) usage_error "--timeout wants whole seconds (1 or more), not '$timeout'" ;;
-esac
 case "$via" in
 direct | run_kselftest) ;;
 *) usage_error "--via wants direct or run_kselftest, not '$via'" ;;
 esac
 [ -z "$kver" ] || check_debversion "$kver"
 [ -z "$dist" ] || check_release "$dist"
+[ -z "$src" ] || check_series "$src"
 if [ -z "$kernel" ]; then
 	kernel=stock
 	[ ${#patches[@]} -eq 0 ] && [ -z "$src$ksrc" ] || kernel=vanilla
 fi
 if ! is_source_variant "$kernel"; then
-	[ ${#patches[@]} -eq 0 ] ||
-		usage_error "--patch applies to a kernel built from source ($SOURCE_VARIANTS)," \
-			"not to '$kernel'"
-	for opt in ${src:+--src} ${ksrc:+--ksrc}; do
+	for opt in ${patches[0]:+--patch} ${src:+--src} ${ksrc:+--ksrc}; do
 		usage_error "$opt goes with a kernel built from source ($SOURCE_VARIANTS)," \
 			"not '$kernel'"
 	done
-	if [ "$kernel" != stock ] && [ ! -f "$kernel" ]; then
-		case $kernel in
-		*/*) usage_error "no such kernel image: $kernel" ;;
-		*) usage_error "unknown kernel '$kernel' (stock, $SOURCE_VARIANTS or a file)" ;;
-		esac
-	fi
-	# A bzImage has the boot protocol's header: "HdrS" at 0x202.
-	if [ -f "$kernel" ] &&
-	   [ "$(head -c $((0x206)) -- "$kernel" | tail -c 4)" != HdrS ]; then
+	[ "$kernel" = stock ] || [ -f "$kernel" ] || [[ $kernel == */* ]] ||
+		usage_error "unknown kernel '$kernel' (stock, $SOURCE_VARIANTS or a file)"
+	[ "$kernel" = stock ] || [ -f "$kernel" ] || usage_error "no such kernel image: $kernel"
+	[ ! -f "$kernel" ] || [ "$(head -c $((0x206)) -- "$kernel" | tail -c 4)" = HdrS ] ||
 		usage_error "$kernel is no bzImage (no boot protocol header:" \
 			"\"HdrS\" at offset 0x202)"
-	fi
-fi
-if [ -n "$src" ]; then
-	[[ $src =~ ^[0-9]+\.[0-9]+$ ]] ||
-		usage_error "--src wants a series X.Y (e.g. 7.2), not '$src'"
-	check_series "$src"
 fi
 if [ -n "$ksrc" ]; then
 	[ -z "$src$dist$kver" ] ||
@@ -161,8 +107,8 @@ fi
 if [ -f "$kernel" ] || [ -n "$kdir$moddir" ]; then
 	[ -f "$kernel" ] || usage_error "--kdir and --moddir go with --kernel FILE"
 	[ -n "$kdir" ] || usage_error "--kernel FILE needs --kdir"
-	# The release as uname and vermagic say it (Debian's headers have
-	# 6.1.192 in kernel.release, but 6.1.0-57-amd64 in utsrelease.h).
+	# The release as uname and vermagic say it (Debian's headers: 6.1.192
+	# in kernel.release, 6.1.0-57-amd64 in utsrelease.h).
 	krel=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' \
 		"$kdir/include/generated/utsrelease.h" 2>/dev/null) || true
 	if [ ! -f "$kdir/Makefile" ] || [ -z "$krel" ]; then
@@ -172,8 +118,14 @@ if [ -f "$kernel" ] || [ -n "$kdir$moddir" ]; then
 	[ -z "$why" ] || usage_error "--kdir $kdir: $why"
 	[ -z "$moddir" ] || [ -d "$moddir/kernel" ] ||
 		usage_error "$moddir is no module tree (no kernel/ in it)"
+	# Headers' modules: the lib/modules/KREL/ KDIR is the "build" link of, or
+	# the one beside ROOT/usr/src/linux-headers-KREL (merged /usr: ROOT/usr/lib).
 	if [ -z "$moddir" ] && [ ! -f "$kdir/modules.order" ]; then
-		moddir=$(module_tree "$kdir" "$krel") ||
+		root=$(cd "$kdir/../../.." && pwd)
+		for d in "$(dirname "$kdir")" "$root"/{,usr/}lib/modules/"$krel"; do
+			[ "${d##*/}" != "$krel" ] || [ ! -d "$d/kernel" ] || moddir=${moddir:-$d}
+		done
+		[ -n "$moddir" ] ||
 			usage_error "$kdir holds headers only and no lib/modules/<release>/ is" \
 				"beside them: name the kernel's module tree with --moddir (MODDIR=)"
 	fi
@@ -199,10 +151,8 @@ run_name()
 	echo "$name"
 }
 
-# custom_entry DIR KREL: a kernel of the user's own as an entry of the
-# cache's layout (vmlinuz, krel, lib/modules/KREL/, kdir), made in DIR: the
-# modules a build tree installs, else --moddir's (or those beside the
-# headers), linked: nothing is written there, the indexes are our own.
+# custom_entry DIR KREL: the user's kernel as an entry in DIR: a build tree's
+# modules installed, else --moddir's linked (nothing written there).
 custom_entry()
 {
 	local dir=$1 krel=$2 mods=$1/lib/modules/$2 f
@@ -223,15 +173,12 @@ custom_entry()
 		*) ln -s "$(readlink -f "$f")" "$mods/${f##*/}" ;;
 		esac
 	done
-	for f in modules.order modules.builtin modules.builtin.modinfo; do
-		[ ! -e "$moddir/$f" ] || cp "$moddir/$f" "$mods/"
-	done
+	cp "$moddir"/modules.{order,builtin,builtin.modinfo} "$mods/" 2>/dev/null || true
 	depmod -b "$dir" "$krel" || die "depmod failed on the modules in $moddir"
 	log "modules of $krel from $moddir"
 }
 
-# kernel_entry: the kernel's entry, fetched, built or made of the user's
-# files, printed.
+# kernel_entry: the kernel's entry, fetched, built or made, printed.
 kernel_entry()
 {
 	local entry
@@ -240,7 +187,6 @@ kernel_entry()
 		entry=$("$TOOLS/kernel/fetch-kernel.sh" ${dist:+--dist "$dist"} \
 			${kver:+--kver "$kver"} | tail -n 1) ||
 			die "could not fetch the stock kernel"
-		log "kdir: $(cat "$entry/kdir.how" 2>/dev/null || echo "$entry/kdir")"
 	elif is_source_variant "$kernel"; then
 		entry=$("$TOOLS/kernel/build-kernel.sh" --variant "$kernel" ${src:+--src "$src"} \
 			${dist:+--dist "$dist"} ${kver:+--kver "$kver"} ${ksrc:+--ksrc "$ksrc"} \
@@ -252,8 +198,8 @@ kernel_entry()
 	echo "$entry"
 }
 
-# entry_loads_ok ENTRY: what a run loads of ENTRY (the image, the kernel's
-# modules the cases load and those they need) holds what its checksums say.
+# entry_loads_ok ENTRY: what a run loads of ENTRY (the image, the modules
+# the cases load and those they need) holds what its checksums say.
 entry_loads_ok()
 {
 	local mods mod files=(vmlinuz)
@@ -267,10 +213,8 @@ entry_loads_ok()
 }
 
 # direct_suite ENTRY: the suite installed in OUT/suite, its test modules
-# built against ENTRY, printed.  Kbuild writes beside an external module's
-# sources: each kernel has its copy of modules/, kbuild's files kept, and
-# kbuild is not asked when the sources, the entry (its stamp) and the tools
-# are those of the last build.
+# built against ENTRY (in a copy of modules/ for each kernel, kbuild not run
+# while the inputs are the last build's), printed.
 direct_suite()
 {
 	local entry=$1 build=$out/modules-build key=''
@@ -278,18 +222,15 @@ direct_suite()
 	if [ -f "$entry/.complete" ]; then
 		key=$(printf 'kdir %s\n' "$(readlink -f "$entry/kdir")"
 		      cat "$entry/.complete"
-		      find "$TOP/modules" "$TOOLS/compat/modules.h" -maxdepth 1 -type f \
-			\( -name '*.[ch]' -o -name Makefile \) \
-			-print0 | LC_ALL=C sort -z | xargs -0 sha256sum
+		      files_key "$TOP"/modules/{*.[ch],Makefile} "$TOOLS/compat/modules.h"
 		      tools_key make gcc)
 	fi
 	if [ -n "$key" ] && step_current "$build.inputs" "$key" "$build"/*.ko; then
 		log "test modules up to date ($build.inputs)"
 	else
 		rm -f "$build.inputs"
-		rsync -a --delete --exclude '*.ko' --exclude '*.o' --exclude '*.mod' \
-			--exclude '*.mod.c' --exclude '.*.cmd' --exclude Module.symvers \
-			--exclude modules.order "$TOP/modules/" "$build/"
+		mkdir -p "$build"
+		cp -p "$TOP"/modules/{*.[ch],Makefile} "$build/"
 		make -s -C "$build" KDIR="$entry/kdir" \
 			KCFLAGS="${KCFLAGS:+$KCFLAGS }$COMPAT_KCFLAGS" >&2 ||
 			die "could not build the test modules against $entry/kdir"
@@ -297,8 +238,7 @@ direct_suite()
 	fi
 	rm -rf "$out/suite"
 	mkdir -p "$out/suite/modules"
-	cp "$TOP/module_async.sh" "$runner" "$TOP/config" "$out/suite/"
-	[ ! -e "$TOP/settings" ] || cp "$TOP/settings" "$out/suite/"
+	cp "$TOP/module_async.sh" "$runner" "$TOP/config" "$TOP/settings" "$out/suite/"
 	cp "$build"/*.ko "$out/suite/modules/"
 	echo "$out/suite"
 }
@@ -306,26 +246,22 @@ direct_suite()
 name=$(run_name)
 out=${out:-$TOP/build/vm/$name}
 
-# Before any other work: the packages (a user who cannot install them is
-# told the apt-get command), the cache and the results directory (one that
-# cannot be written is the host's failure), QEMU on PATH.
+# Before any other work: packages, the cache, the results directory, QEMU.
 "$TOOLS/deps.sh" || die "missing packages"
 cache_ready
 err=$(mkdir -p -- "$out" 2>&1) || die "cannot make the results directory $out: ${err##*: }"
 [ -w "$out" ] || die "cannot write to the results directory $out (read-only?)"
 [ "$prepare" = 1 ] || need_cmd qemu-system-x86_64
-# Downloads of runs that were killed (SIGKILL leaves them) go now.
 stale_remove "$(cache_dir)/debs/.download."
 
-# The runner, one for every kernel; its kselftest.h from the default
+# The runner, one for every kernel: its kselftest.h from the default
 # source, whose version a --kver of another release is not.
 runner_kver=$kver
 [ -z "$dist$src" ] || runner_kver=
 make -s -C "$TOP" KVER="$runner_kver" OUTPUT="$TOP/build" all >&2 ||
 	die "could not build the runner"
 runner=$TOP/build/module_async
-# It checks the suite's arguments before a kernel is fetched (a bad one is
-# its usage error) and answers --help and the lists with no VM.
+# It checks the suite's arguments, and answers --help and the lists, here.
 for arg in "${suite_args[@]}"; do
 	case $arg in
 	-h | --help | -l | --list | --list-modules) exec "$runner" "${suite_args[@]}" ;;
@@ -334,13 +270,11 @@ done
 "$runner" --list "${suite_args[@]}" >/dev/null || exit 2
 mapfile -t kernel_modules < <("$runner" --list-modules)
 
-# One run per results directory, or the boots of two would mix.  The lock
-# (fd 7) is inherited by vm-run, not by its QEMU, and goes with it.
+# One run per results directory: the lock (fd 7) goes with vm-run.
 { exec 7>"$out/.lock"; } 2>/dev/null || die "cannot write to the results directory $out"
 flock -n 7 || die "another run is using $out: wait for it to end, or give --out"
 
-# The kernel: one in the cache is used only as its checksums say, else
-# made again, once.
+# A cached kernel is used only as its checksums say, else made again, once.
 entry=$(kernel_entry) || exit
 if [ "$name" != custom ] && ! entry_loads_ok "$entry"; then
 	log "$entry is damaged: making it again"
@@ -350,18 +284,13 @@ if [ "$name" != custom ] && ! entry_loads_ok "$entry"; then
 fi
 log "kernel $name: $(cat "$entry/krel") ($entry)"
 
-# The suite with its test modules, the initramfs, the cases (to name the
-# one a dead guest was running).
 if [ "$via" = run_kselftest ]; then
-	# The kselftest install of a kernel tree holding the suite: make series
-	# applied to the source (--src's, or fetch-source.sh's).
 	source=$("$TOOLS/kernel/fetch-source.sh" ${src:+--series "$src"} | tail -n 1) ||
 		die "could not fetch the source for the kselftest tree"
 	suite=$("$TOOLS/vm/ksft-install.sh" --source "$source" --tree "$out/ksft-tree" \
 		--install "$out/kselftest" --kdir "$entry/kdir" | tail -n 1) ||
 		die "could not make the kselftest install"
-	# Its runner's bound is settings' timeout (runner.sh's default 45): a
-	# boot outlasts it.
+	# Its runner's bound is settings' timeout (runner.sh's default 45).
 	bound=$(sed -n 's/^timeout=\([0-9][0-9]*\)$/\1/p' "$suite/module_async/settings")
 	bound=$((${bound:-45} + 120))
 	[ "$timeout" -ge "$bound" ] || timeout=$bound
@@ -370,6 +299,7 @@ else
 fi
 "$TOOLS/vm/mkinitramfs.sh" --kernel "$entry" --suite "$suite" \
 	--out "$out/initramfs.cpio.gz" >&2 || die "could not build the initramfs"
+# The cases, for vm-run to name the one a dead guest was running.
 "$runner" --list >"$out/cases" || die "could not list the cases"
 
 if [ "$prepare" = 1 ]; then
