@@ -144,23 +144,21 @@ readonly KSFT_SERIES="5.10 6.12 7.2"
 
 stage_build()
 {
-	local series src out
+	local series src out rc log
 
 	verify "the runner with -Wall -Wextra -Werror" \
 		make -C "$TOP" OUTPUT="$TOP/build" -B "$runner"
 	for series in $KSFT_SERIES; do
 		src=$("$TOOLS/kernel/fetch-source.sh" --series "$series" | tail -n 1) || return 3
-		out=$TOP/build/ksft-$series
-		if make -s -C "$TOP" OUTPUT="$out" KSFT_DIR="$src/tools/testing/selftests" \
+		out=$TOP/build/ksft-$series log=$logdir/build-$series.log rc=0
+		make -s -C "$TOP" OUTPUT="$out" KSFT_DIR="$src/tools/testing/selftests" \
 			-B "$out/module_async" &&
-		   make -s -C "$TOP/lib" check OUTPUT="$out/lib" RUNNER="$out/module_async" \
-			KSFT_DIR="$src/tools/testing/selftests" >"$logdir/build-$series.log" 2>&1
-		then
-			pass "the runner (-Werror) and lib's tests with $series's kselftest.h"
-		else
-			fail "the runner (-Werror) and lib's tests with $series's kselftest.h" \
-				"(log: $logdir/build-$series.log)"
-		fi
+			make -s -C "$TOP/lib" check OUTPUT="$out/lib" RUNNER="$out/module_async" \
+			KSFT_DIR="$src/tools/testing/selftests" >"$log" 2>&1 ||
+			rc=$?
+		verify "the runner (-Werror), lib's tests with $series's kselftest.h" \
+			[ "$rc" -eq 0 ]
+		[ "$rc" -eq 0 ] || echo "# log: $log"
 	done
 }
 
@@ -251,27 +249,28 @@ stage_checkpatch()
 # A release of each kernel generation (6.1, 5.10, 6.12, 7.2).
 readonly SPARSE_RELEASES="bookworm bullseye trixie sid"
 
-# sparse_one RELEASE: the test modules against RELEASE's stock kdir, C=2 W=1.
+# sparse_one RELEASE: the test modules against RELEASE's stock kdir, C=2 W=1;
+# and none uses a system workqueue its linux-source allocates with
+# __WQ_DEPRECATED (7.2: system_wq and system_unbound_wq; queueing on one warns).
 sparse_one()
 {
-	local entry kdir log=$work/sparse-$1.log mods=$work/modules-$1 findings n sources what
+	local entry kdir log=$work/sparse-$1.log mods=$work/modules-$1 findings n sources what rc=0
+	local krel series wq_src wqs uses
 
 	entry=$("$TOOLS/kernel/fetch-kernel.sh" --dist "$1" | tail -n 1) ||
 		die "could not fetch the stock kernel of $1"
 	kdir=$(readlink -f "$entry/kdir")
-	what="$1's $(cat "$entry/krel")"
+	krel=$(cat "$entry/krel")
+	what="$1's $krel"
 	# Kbuild writes beside an external module's sources: a copy of them.
 	rm -rf "$mods"
 	mkdir -p "$mods"
 	clone_files modules | (cd "$TOP" && xargs -0 cp -t "$mods/")
 	sources=$(find "$mods" -maxdepth 1 -name '*.c' | wc -l)
-	if make -C "$kdir" KBUILD_EXTMOD="$mods" KCFLAGS="$COMPAT_KCFLAGS" C=2 W=1 modules \
-		>"$log" 2>&1; then
-		pass "sparse: the test modules build for $what with C=2 W=1"
-	else
-		fail "sparse: the test modules build for $what with C=2 W=1"
-		sed 's/^/# /' "$log"
-	fi
+	make -C "$kdir" KBUILD_EXTMOD="$mods" KCFLAGS="$COMPAT_KCFLAGS" C=2 W=1 modules \
+		>"$log" 2>&1 || rc=$?
+	verify "sparse: the test modules build for $what with C=2 W=1" [ "$rc" -eq 0 ]
+	[ "$rc" -eq 0 ] || sed 's/^/# /' "$log"
 	n=$(grep -c '^  CHECK ' "$log") || true
 	# The kernel's own test of the checker (scripts/checker-valid.sh): 7.2
 	# wants a sparse that knows __typeof_unqual__, newer than bookworm's.
@@ -284,29 +283,18 @@ sparse_one()
 	findings=$(grep -E ': (warning|error):' "$log") || true
 	verify "sparse and the compiler (W=1) on $what: no warning" [ -z "$findings" ]
 	[ -z "$findings" ] || printf '%s\n' "$findings" | sed "s|$mods/|modules/|; s/^/# /"
-	wq_deprecated "$(cat "$entry/krel")" "$mods" "$what"
-}
-
-# wq_deprecated KREL MODS WHAT: no module in MODS uses a system workqueue
-# KREL's linux-source allocates with __WQ_DEPRECATED (7.2: system_wq and
-# system_unbound_wq; queueing on one logs a warning).
-wq_deprecated()
-{
-	local series wq_src wqs ko uses='' what
-
-	series=$(grep -oE '^[0-9]+\.[0-9]+' <<<"$1") || die "unexpected kernel release '$1'"
+	series=$(grep -oE '^[0-9]+\.[0-9]+' <<<"$krel") || die "unexpected kernel release '$krel'"
 	wq_src=$("$TOOLS/kernel/fetch-source.sh" --series "$series" | tail -n 1) ||
 		die "could not fetch linux-source-$series"
 	[ -f "$wq_src/kernel/workqueue.c" ] || die "no kernel/workqueue.c in $wq_src"
 	wqs=$(sed -nE 's/^\s*(system_[a-z_]+) = alloc_workqueue\(.*__WQ_DEPRECATED.*/\1/p' \
 		"$wq_src/kernel/workqueue.c" | tr '\n' ' ')
-	for ko in "$2"/*.ko; do
-		if [ ! -f "$ko" ] || [ -z "$wqs" ]; then continue; fi
-		uses+=$(nm -u "$ko" | awk -v ko="${ko##*/}" -v wqs=" $wqs" \
-			'index(wqs, " " $2 " ") { printf "%s uses %s; ", ko, $2 }')
-	done
-	what="the test modules use no workqueue $3 deprecates"
-	verify "$what (${wqs:-none }in $series's kernel/workqueue.c)${uses:+: ${uses%; }}" \
+	# "DIR/NAME.ko: U SYMBOL" a line.
+	uses=$(nm -uA "$mods"/*.ko 2>/dev/null | awk -v wqs=" $wqs" '
+		index(wqs, " " $NF " ") { sub(/:$/, "", $1); sub(/.*\//, "", $1)
+					  printf "%s uses %s; ", $1, $NF }') || true
+	wqs="${wqs:-none }in $series's kernel/workqueue.c"
+	verify "the test modules use no workqueue $what deprecates ($wqs)${uses:+: ${uses%; }}" \
 		[ -z "$uses" ]
 }
 
@@ -322,17 +310,17 @@ stage_sparse()
 
 stage_ktap()
 {
-	local cases=$work/cases k doc f foreign docs=()
+	local cases=$work/cases k doc foreign docs=()
 	local matrix=$logdir/matrix
 
 	need_cmd python3
 	kernel_src
+	shopt -s nullglob
 	if ! "$runner" --list >"$cases" 2>/dev/null || [ ! -s "$cases" ]; then
 		fail "ktap: $runner --list names the cases"
 		return
 	fi
 	for doc in "$matrix"/*/results.ktap; do
-		[ -f "$doc" ] || continue
 		k=$(basename "$(dirname "$doc")")
 		if "$TOOLS/ktap/ktap-check.py" --kunit "$src/tools/testing/kunit" --cases "$cases" \
 			--name "$k" "$doc" >"$work/ktap-$k.log" 2>&1; then
@@ -341,9 +329,7 @@ stage_ktap()
 			fail "ktap: $k's results, read by the kernel's KTAP parser"
 			"$TOOLS/ktap/ktap" totals "$work/ktap-$k.log" | sed '$d; s/^/# /' || true
 		fi
-		for f in "$doc" "$matrix/$k"/boot-*.ktap; do
-			[ ! -f "$f" ] || docs+=("$f")
-		done
+		docs+=("$doc" "$matrix/$k"/boot-*.ktap)
 	done
 	if [ ${#docs[@]} -eq 0 ]; then
 		fail "ktap: no $matrix/*/results.ktap (run the matrix stage first)"

@@ -38,17 +38,12 @@ readonly PATH_UNSAFE=$' \t\n:%$#\\\'"`;&|<>()*?[]{}!'
 path_problem()
 {
 	local i c
+	local -A names=([' ']="a space" [$'\t']="a tab" [$'\n']="a newline")
 
 	for ((i = 0; i < ${#PATH_UNSAFE}; i++)); do
 		c=${PATH_UNSAFE:i:1}
 		[[ $1 == *"$c"* ]] || continue
-		case $c in
-		' ') c="a space" ;;
-		$'\t') c="a tab" ;;
-		$'\n') c="a newline" ;;
-		*) c="'$c'" ;;
-		esac
-		echo "it holds $c, which make and Kbuild cannot take in a path"
+		echo "it holds ${names[$c]:-"'$c'"}, which make and Kbuild cannot take in a path"
 		return
 	done
 }
@@ -330,12 +325,6 @@ ksrc_problem()
 # An entry is made beside its place (entry_tmp), then renamed in
 # (entry_commit); its .complete stamp, written last, says from what.
 
-# entry_valid DIR STAMP: DIR is a complete entry made from STAMP, and intact.
-entry_valid()
-{
-	[ -f "$1/.complete" ] && [ "$(cat "$1/.complete")" = "$2" ] && entry_intact "$1"
-}
-
 # entry_manifest DIR: "SIZE PATH" for each file of DIR, sorted.
 entry_manifest()
 {
@@ -343,12 +332,14 @@ entry_manifest()
 		LC_ALL=C sort
 }
 
-# entry_intact DIR: DIR's .manifest files are there with their sizes
-# (hashing 20000 module files would take ten seconds); says which is not.
-entry_intact()
+# entry_valid DIR STAMP: DIR is a complete entry made from STAMP, its
+# .manifest files there with their sizes (hashing 20000 module files would
+# take ten seconds); says which is not.
+entry_valid()
 {
 	local bad
 
+	[ -f "$1/.complete" ] && [ "$(cat "$1/.complete")" = "$2" ] || return 1
 	if [ ! -f "$1/.manifest" ]; then
 		log "${1##*/}: no manifest to check it by"
 		return 1
@@ -389,18 +380,20 @@ entry_verify()
 		fi
 		paths+=("${real#"$root"/}")
 	done
-	# Their lines of the checksums, and "- PATH" for one that has none.
-	sums=$(printf '%s\n' "${paths[@]}" |
+	# Their lines of the checksums; the first that has none last, failing.
+	if ! sums=$(printf '%s\n' "${paths[@]}" |
 		awk 'NR == FNR { want[$0] = 1; next }
 		     { p = substr($0, 35) }
 		     p in want && !(p in seen) { seen[p] = 1; print }
-		     END { for (p in want) if (!(p in seen)) print "- " p }' - "$root/$ENTRY_SUMS")
-	bad=$(sed -n 's/^- \(.*\)/\1 has no checksum/p' <<<"$sums" | sed -n 1p)
-	[ -n "$bad" ] ||
-		bad=$(cd "$root" && LC_ALL=C md5sum -c --quiet <<<"$sums" 2>/dev/null |
-			sed -n 's/: FAILED.*$/ does not match its checksum/p' | sed -n 1p) || true
+		     END { for (p in want) if (!(p in seen)) { print p; exit 1 } }' \
+		- "$root/$ENTRY_SUMS"); then
+		log "${root##*/}: ${sums##*$'\n'} has no checksum"
+		return 1
+	fi
+	bad=$(cd "$root" && LC_ALL=C md5sum -c --quiet <<<"$sums" 2>/dev/null |
+		sed -n '1s/: FAILED.*$//p') || true
 	[ -n "$bad" ] || return 0
-	log "${root##*/}: $bad"
+	log "${root##*/}: $bad does not match its checksum"
 	return 1
 }
 
@@ -435,12 +428,8 @@ stale_remove()
 	local f pid
 
 	for f in "$1"*; do
-		[ -e "$f" ] || continue
-		pid=${f#"$1"}
-		pid=${pid%%.*}
-		case $pid in
-		'' | *[!0-9]*) continue ;;
-		esac
+		[[ ${f#"$1"} =~ ^([0-9]+)(\.|$) ]] || continue
+		pid=${BASH_REMATCH[1]}
 		may_own "$pid" "$f" && continue
 		log "removing ${f##*/}, left behind by process $pid"
 		rm -rf "$f"
@@ -568,11 +557,8 @@ tools_key()
 	local c paths=()
 
 	for c in "$@"; do
-		if hash "$c" 2>/dev/null && [ -n "${BASH_CMDS[$c]:-}" ]; then
-			paths+=("${BASH_CMDS[$c]}")
-		else
-			paths+=("$c")
-		fi
+		hash "$c" 2>/dev/null || true
+		paths+=("${BASH_CMDS[$c]:-$c}")
 	done
 	stat -L -c '%s %y %n' -- "${paths[@]}"
 	stat -c '%s %y %n' /var/lib/dpkg/status 2>/dev/null || true

@@ -33,26 +33,10 @@ def load(path: str) -> Any:
         return yaml.safe_load(f)
 
 
-def render_job(template: str, pairs: list[str]) -> None:
-    values = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep:
-            usage(f"not KEY=VALUE: {pair}")
-        values[key] = value
+def render(template: str, values: dict[str, Any], **env: Any) -> None:
     with open(template) as f:
         text = f.read()
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
-    sys.stdout.write(env.from_string(text).render(**values))
-
-
-def render_device(device_dict: str, types_dir: str, job: str) -> None:
-    context = load(job).get("context", {})
-    with open(device_dict) as f:
-        text = f.read()
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader([types_dir]),
-                             trim_blocks=True, autoescape=False)
-    sys.stdout.write(env.from_string(text).render(**context))
+    sys.stdout.write(jinja2.Environment(**env).from_string(text).render(**values))
 
 
 def validate(jobs: list[str]) -> int:
@@ -117,9 +101,13 @@ def results(log: str, definition: str, cases: str | None = None) -> int:
 def main(argv: list[str]) -> int:
     cmd, args = (argv[1], argv[2:]) if len(argv) > 1 else ("", [])
     if cmd == "job" and args:
-        render_job(args[0], args[1:])
+        if bad := [pair for pair in args[1:] if "=" not in pair]:
+            usage(f"not KEY=VALUE: {bad[0]}")
+        render(args[0], dict(pair.split("=", 1) for pair in args[1:]),
+               undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
     elif cmd == "device" and len(args) == 3:
-        render_device(*args)
+        render(args[0], load(args[2]).get("context", {}),
+               loader=jinja2.FileSystemLoader([args[1]]), trim_blocks=True, autoescape=False)
     elif cmd == "validate" and args:
         return validate(args)
     elif cmd == "timeout" and len(args) == 1:

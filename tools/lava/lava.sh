@@ -107,11 +107,8 @@ else
 	prepared=$("$TOOLS/vm/vm.sh" --prepare ${vm_args[@]+"${vm_args[@]}"} \
 		-- ${suite_args[@]+"${suite_args[@]}"}) || rc=$?
 fi
-case $rc in
-0) ;;
-2) exit 2 ;;
-*) die "could not make the image (vm.sh --prepare: exit $rc)" ;;
-esac
+[ "$rc" -ne 2 ] || exit 2
+[ "$rc" -eq 0 ] || die "could not make the image (vm.sh --prepare: exit $rc)"
 # After the image: vm.sh has checked the options.
 "$TOOLS/deps.sh" --lava || die "missing packages"
 need_cmd lava-run dpkg-deb
@@ -170,8 +167,6 @@ esac
 rc=0
 "$LAVA_PY" results "$out/lava.log" "$DEFINITION" ${cases:+"$cases"} >"$out/results" || rc=$?
 cat "$out/results"
-case $rc in
-0 | 1 | 4) log "LAVA recorded $(wc -l <"$out/results") cases: $out/results" ;;
-*) die "LAVA did not complete the job (lava-run exit $lava_rc): $out/lava.log" ;;
-esac
+[[ $rc == [014] ]] || die "LAVA did not complete the job (lava-run exit $lava_rc): $out/lava.log"
+log "LAVA recorded $(wc -l <"$out/results") cases: $out/results"
 exit "$rc"
