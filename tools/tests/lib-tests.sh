@@ -1,36 +1,42 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# lib-tests.sh - what the tests of tools/tests share: tools/lib.sh (whose
-# pass, fail, skip, verify and checks_summary they report with), the usage
-# and options, a scratch directory, a command's status and output, and the
-# KTAP reader.  A test starts
-#	set -euo pipefail
-#	. "$(dirname "$0")/lib-tests.sh"
-# (with a shellcheck source= directive naming this file).  A test's header
-# comment, from its fourth line, is its --help; its "usage:" line names its
-# options.
+# lib-tests.sh - what the tests of tools/tests share: tools/lib.sh (their
+# reporter), the usage (a test's header comment from its fourth line, its
+# "usage:" line naming the options) and options, a scratch directory, a
+# command's status and output, the KTAP reader.  A test sources it after
+# set -euo pipefail, with a shellcheck source= directive naming it.
 
 # shellcheck shell=bash
 # shellcheck source=tools/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
+# The KTAP reader; the kselftest runner's name for the suite's one test.
 # shellcheck disable=SC2034 # for the scripts that source this
-readonly KTAP=$TOOLS/ktap/ktap
-# The kselftest runner's name for the suite's one test.
-# shellcheck disable=SC2034 # for the scripts that source this
-readonly KSFT_TEST='selftests: module_async: module_async.sh'
+readonly KTAP=$TOOLS/ktap/ktap KSFT_TEST='selftests: module_async: module_async.sh'
 
-# A scratch directory, gone at the exit.
+# A scratch directory, removed (--keep: kept) at the exit, which ends a test's jobs.
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+keep=0
+scratch_end()
+{
+	# shellcheck disable=SC2046 # one pid a word
+	kill $(jobs -p) 2>/dev/null || true
+	if [ "$keep" = 1 ]; then
+		log "kept $tmp"
+	else
+		chmod -R u+w "$tmp" 2>/dev/null || true
+		rm -rf "$tmp"
+	fi
+}
+trap scratch_end EXIT
 
 usage()
 {
 	sed -n '4,/^[^#]/s/^# \{0,1\}//p' "$0"
 }
 
-# test_options ARG...: -h or --help (the usage, exit 0) and, in a script
-# that set a default $out, --out DIR; anything else is bad usage.
+# test_options ARG...: -h or --help (the usage, exit 0), --keep, and --out
+# DIR or --full in a script that set a default $out or $full.
 test_options()
 {
 	while [ $# -gt 0 ]; do
@@ -39,6 +45,11 @@ test_options()
 			[ -n "${out:-}" ] || usage_error "unknown option '$1'"
 			need_arg "$1" $#; out=$2; shift
 			;;
+		--full)
+			[ -n "${full:-}" ] || usage_error "unknown option '$1'"
+			full=1
+			;;
+		--keep) keep=1 ;;
 		-h | --help) usage; exit 0 ;;
 		*) usage_error "unknown option '$1'" ;;
 		esac
@@ -46,8 +57,7 @@ test_options()
 	done
 }
 
-# run_to LOG CMD...: CMD with its output (stdout and stderr) in LOG, its
-# status in $rc.
+# run_to LOG CMD...: CMD with its stdout and stderr in LOG, its status in $rc.
 run_to()
 {
 	local log=$1
@@ -64,8 +74,7 @@ indent()
 	sed 's/^/    /'
 }
 
-# check WHAT CMD...: verify WHAT CMD...; on a failure the files of
-# $details (default $tmp/err) shown, indented.
+# check WHAT CMD...: verify WHAT CMD...; a failure shows $details ($tmp/err).
 check()
 {
 	local f
@@ -81,8 +90,7 @@ check()
 }
 
 # lab_results: the KTAP reader's verdicts ("<n> <case> <verdict>") as a lab
-# files them, "<case> pass|fail|skip": an XFAIL a pass, a TIMEOUT or ERROR
-# a fail.
+# files them, "<case> pass|fail|skip" (XFAIL a pass, TIMEOUT or ERROR a fail).
 lab_results()
 {
 	awk '{ print $2, $3 == "ok" || $3 == "xfail" ? "pass" : $3 == "skip" ? "skip" : "fail" }'

@@ -1,27 +1,19 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# test-leftovers.sh - what a killed run leaves behind, the next run removes:
-# a download in the cache's debs/ (.download.<pid>.*), an initramfs
-# being packed ($TMPDIR/mkinitramfs.<pid>.*), each named by the process
-# that made it; those of a process still running, begun before they were
-# made, are left alone, whatever their dates say.  One `make vm` on the
-# stock kernel (warm: 20 s), with TMPDIR pointed here.
-# Ends with "N passed, N failed".
+# test-leftovers.sh - what a killed run leaves behind (.download.<pid>.* in
+# the cache's debs/, $TMPDIR/mkinitramfs.<pid>.*) the next run removes;
+# those of a process still running, begun before they were made, stay,
+# whatever their dates say.  One `make vm` of the stock kernel (warm: 20 s).
+#
+# usage: test-leftovers.sh
 
 set -euo pipefail
 
-PROG=${0##*/}
-# shellcheck source=tools/lib.sh
-. "$(dirname "$0")/../lib.sh"
+# shellcheck source=tools/tests/lib-tests.sh
+. "$(dirname "$0")/lib-tests.sh"
+test_options "$@"
 
-case ${1:-} in
-'') ;;
--h|--help) echo "Usage: $PROG [--help]"; exit 0 ;;
-*) usage_error "unknown argument '$1'" ;;
-esac
-
-tmp=$(mktemp -d)
 debs=$(cache_dir)/debs
 mkdir -p "$debs"
 # A pid that is gone: a child of ours that has exited and been reaped.
@@ -32,7 +24,6 @@ kill -0 "$dead" 2>/dev/null && die "pid $dead still runs: cannot fake a killed r
 # One named by a zombie, a killed run's process init has not reaped yet:
 # the child of a sleep(1), which never waits for it.
 (sleep 0 & echo $! >"$tmp/zombie"; exec sleep 60) &
-zombie_parent=$!
 for ((i = 0; i < 500; i++)); do
 	zombie=$(cat "$tmp/zombie" 2>/dev/null) || true
 	[ -z "$zombie" ] || [[ $(cat "/proc/$zombie/stat" 2>/dev/null) != *") Z "* ]] || break
@@ -49,25 +40,20 @@ touch -d @0 "${live[2]}"
 # And one named by a pid reused since: a process begun after the file was
 # made (its birth time, kept by a rename; the clock past may_own's slack).
 born=$(stat -c %W "$tmp/reused")
-reuser=
 if [ "$born" -gt 0 ]; then
 	for ((i = 0; i < 200 && EPOCHSECONDS < born + 3; i++)); do
 		sleep 0.05
 	done
 	sleep 300 &
-	reuser=$!
-	left+=("$tmp/mkinitramfs.$reuser.reused")
+	left+=("$tmp/mkinitramfs.$!.reused")
 	mv "$tmp/reused" "${left[3]}"
 else
 	skip "mkinitramfs of a reused pid: removed: $tmp keeps no birth times"
 fi
-trap 'kill "$zombie_parent" $reuser 2>/dev/null || true
-      rm -rf "$tmp" "${left[@]}" "${live[@]}"' EXIT
+trap 'rm -rf "${left[@]}" "${live[@]}"; scratch_end' EXIT
 
-status=0
-TMPDIR=$tmp make -s -C "$TOP" vm >"$tmp/out" 2>&1 || status=$?
-verify "make vm ran (exit $status)" [ "$status" -eq 0 ]
-[ "$status" -eq 0 ] || tail -n 20 "$tmp/out" | sed 's/^/    /'
+run_to "$tmp/out" env TMPDIR="$tmp" make -s -C "$TOP" vm
+details=$tmp/out check "make vm ran (exit $rc)" test "$rc" -eq 0
 for f in "${left[@]}"; do
 	verify "${f##*/} of a killed process (or a reused pid): removed" [ ! -e "$f" ]
 done

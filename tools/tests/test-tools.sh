@@ -1,284 +1,122 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Host tests of the VM tooling: fetch-kernel.sh, fetch-source.sh,
-# mkinitramfs.sh, guest-init.sh and vm-run (the KTAP reader
-# they use has its own tests, tools/ktap/test-ktap.sh).  They use the real
-# cache for the stock kernel (fetching it if needed) and a throw-away cache
-# for the tests that corrupt entries; the suite booted in the VM is a stand-in
-# written here, so these tests do not depend on the runner or the test
-# modules.  Everything module-related runs in the VM under TCG.
+# test-tools.sh - host tests of the VM tooling: fetch-kernel.sh,
+# fetch-source.sh, mkinitramfs.sh, guest-init.sh and vm-run, on the stock
+# kernel of the real cache (a throw-away cache for corrupted entries) with a
+# stand-in suite, written here, booted under TCG.  About 2 minutes warm.
 #
-# Prints one line per check and "N passed, N failed"; exits 1 if any failed.
-# About 2 minutes on a warm cache (a dozen TCG boots); with
-# TMPDIR on a tmpfs (e.g. TMPDIR=/dev/shm) removing the throw-away cache
-# does not wait for a busy disk.
+# usage: test-tools.sh [--full] [--keep]
+#   --full   also boot the bzImage (not its PVH entry): 15 s more
+#   --keep   keep the scratch directory and say where it is
 
 set -euo pipefail
 
-PROG=${0##*/}
-# shellcheck source=tools/lib.sh
-. "$(dirname "$0")/../lib.sh"
+# shellcheck source=tools/tests/lib-tests.sh
+. "$(dirname "$0")/lib-tests.sh"
 # shellcheck source=tools/debian.sh
 . "$TOOLS/debian.sh"
-readonly KTAP=$TOOLS/ktap/ktap
-
-usage()
-{
-	cat <<EOF
-Usage: $PROG [--full] [--keep]
-
-Test the VM tooling in tools/ on this host (needs apt, QEMU, a compiler).
-
-  --full   also boot the bzImage (not its PVH entry): 15 s more
-  --keep   keep the temporary directory and say where it is
-  --help   show this help
-EOF
-}
-
-keep=0 full=0
-while [ $# -gt 0 ]; do
-	case $1 in
-	--keep) keep=1; shift ;;
-	--full) full=1; shift ;;
-	-h|--help) usage; exit 0 ;;
-	*) usage_error "unknown option '$1'" ;;
-	esac
-done
-
+full=0
+test_options "$@"
 need_cmd make gcc cpio gzip qemu-system-x86_64
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/test-tools.XXXXXX")
-busy=()	# the busy loops of the stand-in's boot on a busy host
-cleanup()
+# exits STATUS CMD...: CMD exits STATUS; its stdout in $tmp/out, stderr in $tmp/err.
+exits()
 {
-	[ ${#busy[@]} -eq 0 ] || kill "${busy[@]}" 2>/dev/null || true
-	if [ "$keep" = 1 ]; then
-		log "kept $tmp"
-	else
-		chmod -R u+w "$tmp" 2>/dev/null || true
-		rm -rf "$tmp"
-	fi
-}
-trap cleanup EXIT
+	local rc=0
 
-section()
-{
-	log "$1 (${SECONDS} s)"
-}
-# not_ok WHAT [DETAIL...]: a failed check, with its details indented.
-not_ok()
-{
-	fail "$1"
-	shift
-	[ $# -eq 0 ] || printf '#   %s\n' "$@"
-}
-# check NAME CMD...: CMD succeeds.
-check()
-{
-	local name=$1
-
-	shift
-	if "$@" >"$tmp/check.out" 2>&1; then
-		pass "$name"
-	else
-		not_ok "$name" "failed: $*" "$(tail -n 5 "$tmp/check.out")"
-	fi
-}
-# check_rc NAME RC CMD...: CMD exits with RC (its output in $tmp/rc.out,
-# $tmp/rc.err).
-check_rc()
-{
-	local name=$1 want=$2 got=0
-
-	shift 2
-	"$@" >"$tmp/rc.out" 2>"$tmp/rc.err" || got=$?
-	if [ "$got" = "$want" ]; then
-		pass "$name"
-	else
-		not_ok "$name" "exit $got, want $want: $*" "$(tail -n 5 "$tmp/rc.err")"
-	fi
-}
-# An apt-get that records being called, to prove nothing is downloaded.
-mkdir -p "$tmp/stub"
-cat >"$tmp/stub/apt-get" <<EOF
-#!/bin/sh
-echo "\$*" >>"$tmp/apt-get.calls"
-exit 1
-EOF
-chmod +x "$tmp/stub/apt-get"
-no_download()
-{
-	PATH="$tmp/stub:$PATH" "$@"
-}
-# An apt-cache that records being called and fails: apt's answers are kept.
-mkdir -p "$tmp/stub-apt"
-cat >"$tmp/stub-apt/apt-cache" <<EOF
-#!/bin/sh
-echo "\$*" >>"$tmp/apt-cache.calls"
-exit 1
-EOF
-chmod +x "$tmp/stub-apt/apt-cache"
-no_apt_cache()
-{
-	PATH="$tmp/stub-apt:$PATH" "$@"
+	"${@:2}" >"$tmp/out" 2>"$tmp/err" </dev/null || rc=$?
+	echo "exit $rc, want $1" >>"$tmp/err"
+	[ "$rc" = "$1" ]
 }
 
-# ---- usage ----------------------------------------------------------------
-section "usage"
+# says STATUS REGEX CMD...: CMD exits STATUS, its stderr matching REGEX.
+says()
+{
+	exits "$1" "${@:3}" && grep -qE -- "$2" "$tmp/err"
+}
 
+# usage_on STATUS STREAM TOOL ARG: TOOL ARG exits STATUS, its usage on STREAM.
+usage_on()
+{
+	exits "$1" "$TOOLS/$3" "$4" && grep -qi '^usage:' "$tmp/$2"
+}
 for tool in kernel/fetch-kernel.sh kernel/fetch-source.sh vm/mkinitramfs.sh vm/vm-run \
 	    tests/test-tools.sh; do
-	check_rc "$tool --help exits 0" 0 "$TOOLS/$tool" --help
-	grep -q '^Usage:' "$tmp/rc.out" || not_ok "$tool --help prints usage on stdout"
-	check_rc "$tool --bogus exits 2" 2 "$TOOLS/$tool" --bogus
-	grep -q '^Usage:' "$tmp/rc.err" || not_ok "$tool --bogus prints usage on stderr"
+	check "$tool --help: exit 0, its usage on stdout" usage_on 0 out "$tool" --help
+	check "$tool --bogus: exit 2, its usage on stderr" usage_on 2 err "$tool" --bogus
 done
-check_rc "vm-run --accel bad exits 2" 2 "$TOOLS/vm/vm-run" --kernel x --initrd y --out z --accel bad
-check_rc "vm-run --timeout 0 exits 2" 2 "$TOOLS/vm/vm-run" --kernel x --initrd y --out z --timeout 0
-check_rc "fetch-kernel.sh --kver without value exits 2" 2 "$TOOLS/kernel/fetch-kernel.sh" --kver
-check_rc "mkinitramfs.sh without --out exits 2" 2 "$TOOLS/vm/mkinitramfs.sh" --kernel x --suite y
+while read -r tool args; do
+	# shellcheck disable=SC2086 # the arguments, a word each
+	check "$tool $args: exit 2" exits 2 "$TOOLS/$tool" $args
+done <<'EOF'
+vm/vm-run --kernel x --initrd y --out z --accel bad
+vm/vm-run --kernel x --initrd y --out z --timeout 0
+vm/mkinitramfs.sh --kernel x --suite y
+kernel/fetch-source.sh --series 7.2 --kver 6.1.192-3
+kernel/fetch-source.sh --series 9.9
+EOF
 
-# ---- Debian's package layouts, by generation ------------------------------
-section "package names and headers Makefiles"
-
-for name in linux-image-5.10.0-46-amd64 linux-image-6.1.0-57-amd64 \
-	    linux-image-6.12.118+deb13-amd64 linux-image-7.2.13+deb14-amd64; do
-	verify "an image of its generation: $name" grep -qE "$DEB_IMAGE_RE" <<<"$name"
-done
 for name in linux-image-amd64 linux-image-6.1.0-57-amd64-unsigned \
 	    linux-image-6.1.0-57-cloud-amd64 linux-image-7.2.13+deb14-rt-amd64 \
 	    linux-image-6.12.118+deb13-amd64-dbg; do
-	verify "not a plain amd64 image: $name" grep -vqE "$DEB_IMAGE_RE" <<<"$name"
+	check "not a plain amd64 image: $name" grep -vqE "$DEB_IMAGE_RE" <<<"$name"
 done
 
-# headers_rewrite NAME HEADERS COMMON MAKEFILE-LINES...: the Makefile rewritten
-# into $tmp/hdr/HEADERS/Makefile, beside $tmp/hdr/COMMON/Makefile, which
-# prints its KBUILD_OUTPUT: make -f on it says where the build goes.
-headers_rewrite()
-{
-	local name=$1 h=$tmp/hdr/$2 c=$tmp/hdr/$3 got
-
-	shift 3
-	mkdir -p "$h" "$c"
-	# shellcheck disable=SC2016 # make expands it
-	printf '%s\n' 'all:' '	@echo "common $(KBUILD_OUTPUT)"' >"$c/Makefile"
-	printf '%s\n' "$@" | (headers_makefile "${h##*/}" "${c##*/}") >"$h/Makefile" ||
-		{ not_ok "$name: rewritten"; return; }
-	got=$(cd / && make -s -f "$h/Makefile") || got="make failed"
-	if grep -q /usr/src "$h/Makefile"; then
-		not_ok "$name: /usr/src left in it" "$(cat "$h/Makefile")"
-	elif [ "$got" = "common ${KBUILD_OUT-}" ]; then
-		pass "$name: includes the common headers beside it" \
-			"${KBUILD_OUT:+(KBUILD_OUTPUT: its own directory)}"
-	else
-		not_ok "$name: make says '$got', want 'common ${KBUILD_OUT-}'" \
-			"$(cat "$h/Makefile")"
-	fi
-}
-KBUILD_OUT='' headers_rewrite "6.1's headers Makefile" linux-headers-6.1.0-57-amd64 \
-	linux-headers-6.1.0-57-common "include /usr/src/linux-headers-6.1.0-57-common/Makefile"
-KBUILD_OUT=$tmp/hdr/linux-headers-7.2.13+deb14-amd64 headers_rewrite \
-	"7.2's headers Makefile" linux-headers-7.2.13+deb14-amd64 \
-	linux-headers-7.2.13+deb14-common \
-	"KBUILD_OUTPUT=/usr/src/linux-headers-7.2.13+deb14-amd64" \
-	"include /usr/src/linux-headers-7.2.13+deb14-common/Makefile"
-# shellcheck disable=SC2016 # bash -c gets its values as $1
+# shellcheck disable=SC2016 # eval expands it
 for makefile in 'include /usr/src/c/Makefile\nCC = gcc-16' '# nothing'; do
-	check_rc "a headers Makefile of no known form (or no include) exits 3: $makefile" 3 \
-		bash -c '. "$1/lib.sh"; . "$1/debian.sh"; printf "$2\n" | headers_makefile h c' \
-		_ "$TOOLS" "$makefile"
+	check "a headers Makefile of no known form (or no include) exits 3: $makefile" \
+		exits 3 eval 'printf "$makefile\n" | (headers_makefile h c)'
 done
 
-# ---- fetch-kernel.sh ------------------------------------------------------
-section "fetch-kernel.sh"
-
-log "fetching the stock kernel (downloads on a cold cache)"
 entry=$("$TOOLS/kernel/fetch-kernel.sh" | tail -n 1)
 krel=$(cat "$entry/krel")
 kver=${entry##*/}
 stock=stock/$(basename "$(dirname "$entry")")	# stock/<release>
-check_rc "fetch-kernel.sh again is a cache hit without apt-get" 0 \
-	no_download "$TOOLS/kernel/fetch-kernel.sh"
-[ "$(tail -n 1 "$tmp/rc.out")" = "$entry" ] || not_ok "cache hit prints the same entry"
-[ ! -e "$tmp/apt-get.calls" ] || not_ok "cache hit called apt-get" "$(cat "$tmp/apt-get.calls")"
-check_rc "fetch-kernel.sh a third time asks apt-cache nothing (its answers kept)" 0 \
-	no_apt_cache "$TOOLS/kernel/fetch-kernel.sh"
-[ ! -e "$tmp/apt-cache.calls" ] ||
-	not_ok "a cache hit called apt-cache" "$(cat "$tmp/apt-cache.calls")"
-check "entry has vmlinuz, krel, kdir, modules.dep" \
-	test -f "$entry/vmlinuz" -a -f "$entry/kdir/Makefile" \
-		-a -s "$entry/lib/modules/$krel/modules.dep"
-# links_inside ENTRY: each link of its kernel build resolves inside it.
-links_inside()
-{
-	local link target
-
-	while IFS= read -r link; do
-		target=$(readlink -f "$link") || { echo "$link dangles"; return 1; }
-		case $target in
-		"$1"/*) ;;
-		*) echo "$link -> $target"; return 1 ;;
-		esac
-	done < <(find "$1/kdir/" "$1/usr/src" "$1/lib/modules" -type l)
-}
-check "entry's kernel build links resolve inside the entry" links_inside "$(readlink -f "$entry")"
-
+# An apt-get, and an apt-cache beside it, that record being called and fail.
+mkdir -p "$tmp/no-apt-get" "$tmp/no-apt"
+for cmd in no-apt-get/apt-get no-apt/apt-cache; do
+	printf '%s\n' '#!/bin/sh' "echo \"\$0 \$*\" >>$tmp/apt.calls" 'exit 1' >"$tmp/$cmd"
+	chmod +x "$tmp/$cmd"
+done
+check "fetch-kernel.sh again: a cache hit, apt asked nothing (its answers kept)" \
+	exits 0 env PATH="$tmp/no-apt:$tmp/no-apt-get:$PATH" "$TOOLS/kernel/fetch-kernel.sh"
+check "... the same entry" test "$(tail -n 1 "$tmp/out")" = "$entry" -a ! -e "$tmp/apt.calls"
+real=$(readlink -f "$entry")
+find "$real/kdir/" "$real/usr/src" "$real/lib/modules" -type l -exec readlink -f {} + |
+	awk -v e="$real/" 'index($0, e) != 1' >"$tmp/err" || echo "a link dangles" >>"$tmp/err"
+check "the entry's kernel build links resolve inside it" test ! -s "$tmp/err"
+# The stand-in suite's module, loaded by its modprobe_extra.
 mkdir -p "$tmp/hello"
-cat >"$tmp/hello/ma_standin.c" <<'EOF'
-/* Built against the entry's kdir; the stand-in suite's modprobe_extra loads it. */
-#include <linux/module.h>
-
-static int __init ma_standin_init(void)
-{
-	pr_info("ma_standin: loaded\n");
-	return 0;
-}
-module_init(ma_standin_init);
-
-static void __exit ma_standin_exit(void)
-{
-}
-module_exit(ma_standin_exit);
-
-MODULE_DESCRIPTION("module_async tools test module");
-MODULE_LICENSE("GPL");
-EOF
+printf '%s\n' '#include <linux/module.h>' 'MODULE_LICENSE("GPL");' \
+	'MODULE_DESCRIPTION("module_async tools test module");' >"$tmp/hello/ma_standin.c"
 echo 'obj-m := ma_standin.o' >"$tmp/hello/Makefile"
-check "a hello module builds against kdir" \
-	make -C "$entry/kdir" KBUILD_EXTMOD="$tmp/hello" modules
-# shellcheck disable=SC2016 # bash -c gets its values as $1...
-check "the hello module's vermagic is $krel" \
-	bash -c 'modinfo -F vermagic "$1" | grep -q "^$2 "' _ "$tmp/hello/ma_standin.ko" "$krel"
+check "a module builds against the entry's kdir" \
+	exits 0 make -C "$entry/kdir" KBUILD_EXTMOD="$tmp/hello" modules
 
-# Corrupted entries, in a throw-away cache seeded with the .debs (they are
-# checked against apt's index, so no download is needed).
+# Corrupted entries, in a throw-away cache seeded with the .debs.
 cache=$tmp/cache
 mkdir -p "$cache/debs" "$cache/$stock/$kver/kdir" "$cache/$stock/$kver.tmp.leftover"
 cp -l "${entry%/"$stock"/*}"/debs/*_"$kver"_*.deb "$cache/debs/" 2>/dev/null ||
 	cp "${entry%/"$stock"/*}"/debs/*_"$kver"_*.deb "$cache/debs/"
 echo junk >"$cache/$stock/$kver/.complete"
 touch "$cache/$stock/$kver/stale"
-check_rc "entry with a mismatched stamp is rebuilt from cached .debs" 0 \
-	env MODULE_ASYNC_CACHE="$cache" PATH="$tmp/stub:$PATH" "$TOOLS/kernel/fetch-kernel.sh"
-if [ -e "$cache/$stock/$kver/stale" ] || [ -e "$cache/$stock/$kver.tmp.leftover" ]; then
-	not_ok "rebuilt entry is clean: no stale files, no leftover temporary directory"
-fi
-cmp -s "$entry/.complete" "$cache/$stock/$kver/.complete" ||
-	not_ok "rebuilt entry's stamp matches the real cache's"
-# shellcheck disable=SC2016 # bash -c gets its values as $1...
-check "what apt's answers resolved to is kept for the next run" \
-	bash -c 'ls "$1"/apt-answers/fetch-kernel.* >/dev/null 2>&1' _ "$cache"
+# refetch FILE: fetch-kernel.sh there, without apt-get, makes FILE as it is here.
+refetch()
+{
+	exits 0 env MODULE_ASYNC_CACHE="$cache" PATH="$tmp/no-apt-get:$PATH" \
+		"$TOOLS/kernel/fetch-kernel.sh" && cmp -s "$entry/$1" "$cache/$stock/$kver/$1"
+}
+check "an entry with a mismatched stamp is made again from the cached .debs" refetch .complete
+check "... clean: no stale file, no leftover temporary directory" \
+	test ! -e "$cache/$stock/$kver/stale" -a ! -e "$cache/$stock/$kver.tmp.leftover"
 # A kept resolution never hides a damaged entry.
 truncate -s 0 "$cache/$stock/$kver/krel"
-check_rc "... and an entry damaged since is made again" 0 \
-	env MODULE_ASYNC_CACHE="$cache" PATH="$tmp/stub:$PATH" "$TOOLS/kernel/fetch-kernel.sh"
-check "... whole" cmp -s "$entry/krel" "$cache/$stock/$kver/krel"
-[ ! -e "$tmp/apt-get.calls" ] || not_ok "rebuild from cached .debs called apt-get"
+check "... and an entry damaged since is made again, whole" refetch krel
+check "apt-get was not called to make them" test ! -e "$tmp/apt.calls"
 
-# An entry is valid only as its stamp and manifest say: each file there, its
-# size.  entry_fault FAULT: make a small entry, do FAULT to it (shell code,
-# $e the entry), then ask entry_valid with the entry's own stamp.
+# entry_fault FAULT: entry_valid of a small entry after FAULT (shell code,
+# $e the entry) was done to it.
 entry_fault()
 {
 	# shellcheck disable=SC2016 # bash -c gets its values as $1...
@@ -288,282 +126,181 @@ entry_fault()
 		 entry_commit "$e" stamp; eval "$3"; entry_valid "$e" stamp' \
 		_ "$TOOLS" "$tmp/entry.$RANDOM" "$1"
 }
-check "an entry as made is valid" entry_fault :
-# shellcheck disable=SC2016 # the faults are code for entry_fault
-check "an entry with a file added is valid" entry_fault 'echo x >"$e/new"'
-# shellcheck disable=SC2016 # the faults are code for entry_fault
-for fault in 'rm "$e/.complete"' 'truncate -s 3 "$e/lib/m/a.ko"' 'rm -r "$e/lib"' \
-	'rm "$e/.manifest"' 'echo kernel2 >"$e/vmlinuz"'; do
-	check_rc "an entry is not valid after: $fault" 1 entry_fault "$fault"
-done
-grep -q 'vmlinuz is missing or not its size (7 bytes)' "$tmp/rc.err" ||
-	not_ok "an entry that is not intact: the file named" "$(cat "$tmp/rc.err")"
-check_rc "a version apt does not know fails with 3" 3 \
-	env MODULE_ASYNC_CACHE="$cache" "$TOOLS/kernel/fetch-kernel.sh" --kver 0.0.1-1
-grep -q '0.0.1-1' "$tmp/rc.err" || not_ok "unknown version error names it"
-mkdir -p "$tmp/noapt"
-ln -sf /usr/bin/* /usr/sbin/* "$tmp/noapt/"
-rm -f "$tmp/noapt/apt-get"
-check_rc "no apt-get fails with 3" 3 \
-	env MODULE_ASYNC_CACHE="$tmp/cold" PATH="$tmp/noapt" "$TOOLS/kernel/fetch-kernel.sh"
-grep -q "'apt-get' is not installed" "$tmp/rc.err" || not_ok "no apt-get error names it"
+# An entry is valid as its stamp and manifest say: each file there, its size.
+while read -r want fault; do
+	check "entry_valid after '$fault': $want" exits "$want" entry_fault "$fault"
+done <<'EOF'
+0 :
+0 echo x >"$e/new"
+1 rm "$e/.complete"
+1 truncate -s 3 "$e/lib/m/a.ko"
+1 rm -r "$e/lib"
+1 rm "$e/.manifest"
+1 echo kernel2 >"$e/vmlinuz"
+EOF
+check "... the file not intact named" \
+	grep -q 'vmlinuz is missing or not its size (7 bytes)' "$tmp/err"
+check "fetch-kernel.sh --kver a version apt does not know: exit 3, naming it" \
+	says 3 0.0.1-1 env MODULE_ASYNC_CACHE="$cache" "$TOOLS/kernel/fetch-kernel.sh" \
+		--kver 0.0.1-1
 
-# ---- fetch-source.sh ------------------------------------------------------
-section "fetch-source.sh"
-
-log "fetching the kernel source (downloads on a cold cache)"
-check_rc "fetch-source.sh prints the source tree" 0 "$TOOLS/kernel/fetch-source.sh"
-src=$(tail -n 1 "$tmp/rc.out")
-check "source tree has kselftest.h and kernel/async.c" \
-	test -f "$src/tools/testing/selftests/kselftest.h" -a -f "$src/kernel/async.c"
-check_rc "fetch-source.sh --series 7.2 --kver 6.1.192-3 exits 2" 2 \
-	"$TOOLS/kernel/fetch-source.sh" --series 7.2 --kver 6.1.192-3
-check_rc "fetch-source.sh --series 9.9 (no release carries it) exits 2" 2 \
-	"$TOOLS/kernel/fetch-source.sh" --series 9.9
-# linux-source-7.2 comes from sid (a download on a cold cache).
-check_rc "fetch-source.sh --series 7.2 prints sid's linux-source-7.2" 0 \
-	"$TOOLS/kernel/fetch-source.sh" --series 7.2
-check "the 7.2 source is a 7.2 entry" grep -qE '/source/7\.2\.[^/]*/linux-source-7\.2$' \
-	"$tmp/rc.out"
-check_rc "build-kernel.sh --src 7.2 on a 6.1 tree exits 3, naming the mismatch" 3 \
+src=$("$TOOLS/kernel/fetch-source.sh" | tail -n 1)
+check "build-kernel.sh --src 7.2 on a 6.1 tree: exit 3, naming the mismatch" \
+	says 3 'not the --src 7\.2 asked for' \
 	"$TOOLS/kernel/build-kernel.sh" --variant patched --src 7.2 --source "$src"
-grep -q 'not the --src 7.2 asked for' "$tmp/rc.err" ||
-	not_ok "build-kernel.sh names the series mismatch"
-
-# ---- mkinitramfs.sh -------------------------------------------------------
-section "mkinitramfs.sh"
 
 suite=$tmp/suite
 mkdir -p "$suite/modules"
 cp "$tmp/hello/ma_standin.ko" "$suite/modules/"
 echo "timeout=60" >"$suite/settings"
-# The stand-in runner knows only --list and --list-modules: run here, it
-# gives vm-run the planned order of a scenario's cases (--cases), as
-# vm.sh does with the runner it built, and mkinitramfs.sh the kernel's
-# modules to pack; the stand-in suite runs it in the guest.
-cat >"$suite/module_async" <<'EOF'
-#!/bin/sh
-# Stand-in runner: --list prints the cases of a scenario in run order,
-# --list-modules the kernel's modules the default scenario loads.
-if [ "${1:-}" = --list-modules ]; then
-	printf '%s\n' null_blk kyber-iosched bfq
-	exit 0
-fi
-[ "${1:-}" = --list ] || { echo "stand-in runner: --list only" >&2; exit 2; }
-shift
-case " $* " in
-*" --scenario wedge "*) cases="ok_first wedge_exit ok_middle wedge_hang" ;;
-*" --scenario die "*) cases="ok_first panic hang" ;;
-*" --scenario repeat "*) cases="ok_first ok_second" ;;
-*)
-	cases="modprobe_null_blk configfs_loaded modprobe_extra"
-	cases="$cases request_module_kyber guest_knobs"
-	;;
-esac
-for c in $cases; do
-	echo "$c safe"
-done
-EOF
+# The stand-in runner: the kernel's modules the cases load, for mkinitramfs.sh.
+printf '%s\n' '#!/bin/sh' 'printf "%s\n" null_blk kyber-iosched bfq' >"$suite/module_async"
+# The scenarios' cases in run order: vm-run's --cases, the stand-in's plan.
+printf '%s\n' modprobe_null_blk modprobe_extra dmesg_util_linux modprobe_kmod \
+	request_module_kyber guest_knobs >"$suite/ok.cases"
+printf '%s\n' ok_first wedge_exit ok_middle wedge_hang >"$suite/wedge.cases"
+printf '%s\n' ok_first panic hang >"$suite/die.cases"
+printf '%s\n' ok_first ok_second >"$suite/repeat.cases"
 cat >"$suite/module_async.sh" <<'EOF'
 #!/bin/sh
-# Stand-in for the suite: exercises what the real one needs from the VM.
-rc=0
-
-# --scenario NAME: cases that wedge the kernel (reported as the runner
-# does: TIMEOUT, "# kernel wedged by", the rest not run) or kill the guest;
-# with --case, only those cases, numbered from 1, as the runner does.
-# --scenario repeat --then HOW: the cases twice and a drift check, as the
-# runner's --repeat 2 plans them, but after the third result (every listed
-# case reported) the guest panics, hangs, or the suite exits 0 (short).
-scenario()
-{
-	dir=$(dirname "$0") wanted='' prev='' cases='' n=0 wedged='' failed=0 then=''
-
-	for a in "$@"; do
-		[ "$prev" != --case ] || wanted="$wanted $a"
-		[ "$prev" != --then ] || then=$a
-		prev=$a
-	done
-	for c in $("$dir/module_async" --list "$@" | cut -d' ' -f1); do
-		case " ${wanted:-$c} " in *" $c "*) cases="$cases $c" ;; esac
-	done
-	set -- $cases
-	echo "TAP version 13"
-	if [ -n "$then" ]; then
-		echo "1..$(($# * 2 + 1))"
-		"$dir/kernel-identity"
-		echo "ok 1 ok_first"
-		echo "ok 2 ok_second"
-		echo "ok 3 ok_first.2"
-		case $then in
-		panic) sleep 1; echo c >/proc/sysrq-trigger ;;
-		short) exit 0 ;;
-		esac
-		exec sleep 600
-	fi
-	echo "1..$#"
-	"$dir/kernel-identity"
-	echo "# policy: standin"
-	for c in "$@"; do
-		n=$((n + 1))
-		if [ -n "$wedged" ]; then
-			echo "# $c: not run: kernel wedged by $wedged"
-			continue
-		fi
-		case $c in
-		ok_*)
-			echo "# clock: $(date +%s)"
-			echo "ok $n $c"
-			;;
-		wedge_*)
-			# A while after ok_first: a restored guest's clock
-			# must show it (it was saved before).
-			[ "$c" != wedge_exit ] || sleep 2
-			echo "# $c: the load is stuck in D state"
-			echo "# $c: TIMEOUT after 1s"
-			echo "not ok $n $c # TIMEOUT"
-			echo "# $c: TIMEOUT the load did not return"
-			echo "# kernel wedged by $c"
-			wedged=$c failed=1
-			;;
-		panic)
-			echo "# $c: crashing the kernel"
-			# Let the serial line drain, as a real case's
-			# earlier lines would have.
-			sleep 1
-			echo c >/proc/sysrq-trigger
-			;;
-		hang)
-			echo "# $c: hanging"
-			exec sleep 600
-			;;
-		esac
-	done
-	echo "# Totals: pass:0 fail:0 xfail:0 xpass:0 skip:0 error:0"
-	case $wedged in
-	wedge_hang) exec sleep 600 ;;		# never exits: no end marker
-	wedge_exit)
-		# The driver's cleanup report, seconds after the runner's
-		# last line (module_async.sh's under TCG): the host waits.
-		sleep 4
-		echo "# cleanup: the async job of ma_standin is stuck"
-		sleep 600 & exit 1	# what it left holds stdout
-		;;
+# Stand-in for the suite: the cases of --scenario NAME's NAME.cases (ok;
+# of --case, numbered from 1) and of --then "CASE...", planned as --plan N
+# says; exit --rc's status.  ok_* pass, wedge_* wedge the kernel (reported
+# as the runner does), panic crashes it, hang hangs, short exits 0; the
+# rest check what the real suite needs from the VM.
+dir=$(dirname "$0")
+name=ok wanted='' more='' plan='' rc=0 identity=true prev='' cases='' n=0 wedged=''
+for a in "$@"; do
+	case $prev in
+	--scenario) name=$a ;;
+	--case) wanted="$wanted $a" ;;
+	--then) more=$a ;;
+	--plan) plan=$a ;;
+	--rc) rc=$a ;;
 	esac
-	exit $failed
-}
-case " $* " in
-*" --scenario "*) scenario "$@" ;;
-esac
-case ${1:-} in
---rc)
-	rc=$2
-	shift 2
-	;;
-esac
-n=0
+	[ "$a" != --no-identity ] || identity=false
+	prev=$a
+done
+for c in $(cat "$dir/$name.cases") $more; do
+	case " ${wanted:-$c} " in *" $c "*) cases="$cases $c" ;; esac
+done
+
 t()
 {
-	n=$((n + 1))
-	name=$1
-	shift
-	if "$@" >/dev/null 2>&1; then echo "ok $n $name"; else echo "not ok $n $name"; fi
+	if "$@" >/dev/null 2>&1; then echo "ok $n $c"; else echo "not ok $n $c"; fi
 }
+
 echo "TAP version 13"
-echo "1..5"
-[ "${1:-}" = --no-identity ] || "$(dirname "$0")/kernel-identity"
-for a in "$@"; do echo "# arg: [$a]"; done
-t modprobe_null_blk modprobe null_blk nr_devices=1
-t configfs_loaded grep -q '^configfs ' /proc/modules
-t modprobe_extra modprobe ma_standin
-t request_module_kyber sh -c 'echo kyber >/sys/block/nullb0/queue/scheduler &&
-	grep -q "\[kyber\]" /sys/block/nullb0/queue/scheduler'
-t guest_knobs sh -c 'grep -qx 10 /proc/sys/kernel/hung_task_timeout_secs &&
-	{ [ ! -e /sys/kernel/rcu_expedited ] || grep -qx 1 /sys/kernel/rcu_expedited; } &&
-	grep -q "^2[[:space:]]" /proc/sys/kernel/printk'
-# Kernel messages while guest-init copies long lines to the console (it
-# reads them a byte at a time): the console must have each whole; a debug
-# message the kernel would not print stays off it.
-long=$(printf '%0400d' 0)
-i=0
-while [ $i -lt 20 ]; do
-	echo "# long line $i: $long"
-	i=$((i + 1))
+echo "1..${plan:-$(($(echo $cases | wc -w)))}"
+if $identity; then
+	# The release and the GNU build ID note's, as the runner names them.
+	notes=$(od -An -tx1 -v /sys/kernel/notes | tr -d ' \n')
+	id=${notes#*040000001400000003000000474e5500}
+	echo "# kernel: $(uname -r) build-id $(echo "$id" | cut -c1-40)"
+fi
+echo "# policy: standin"
+if [ "$name" = ok ]; then
+	for a in "$@"; do echo "# arg: [$a]"; done
+	# Kernel messages while guest-init copies long lines to the console
+	# (a byte at a time): each must be whole there; a debug message the
+	# kernel would not print stays off it.
+	long=$(printf '%0400d' 0)
+	for i in $(seq 20); do
+		echo "# long line $i: $long"
+	done
+	for i in $(seq 100); do
+		echo "<6>standin: kernel line $i of 100" >/dev/kmsg
+	done
+	echo "<7>standin: a debug line" >/dev/kmsg
+	echo "stand-in stderr" >&2
+fi
+for c in $cases; do
+	n=$((n + 1))
+	if [ -n "$wedged" ]; then
+		echo "# $c: not run: kernel wedged by $wedged"
+		continue
+	fi
+	case $c in
+	ok_*)
+		echo "# clock: $(date +%s)"
+		echo "ok $n $c"
+		;;
+	wedge_*)
+		# A while after ok_first, which a restored clock must show.
+		[ "$c" != wedge_exit ] || sleep 2
+		echo "# $c: the load is stuck in D state"
+		echo "# $c: TIMEOUT after 1s"
+		echo "not ok $n $c # TIMEOUT"
+		echo "# $c: TIMEOUT the load did not return"
+		echo "# kernel wedged by $c"
+		wedged=$c rc=1
+		;;
+	panic)
+		sleep 1		# the serial line drains
+		echo c >/proc/sysrq-trigger
+		;;
+	hang) exec sleep 600 ;;
+	short) exit 0 ;;
+	modprobe_null_blk) t modprobe null_blk nr_devices=1 ;;
+	modprobe_extra) t modprobe ma_standin ;;
+	dmesg_util_linux) t sh -c 'dmesg --version | grep -q util-linux' ;;
+	modprobe_kmod) t sh -c 'modprobe --version | grep -q "^kmod version"' ;;
+	request_module_kyber)
+		t sh -c 'echo kyber >/sys/block/nullb0/queue/scheduler &&
+			grep -q "\[kyber\]" /sys/block/nullb0/queue/scheduler'
+		;;
+	guest_knobs)
+		t sh -c 'grep -qx 10 /proc/sys/kernel/hung_task_timeout_secs &&
+			{ [ ! -e /sys/kernel/rcu_expedited ] ||
+			  grep -qx 1 /sys/kernel/rcu_expedited; } &&
+			grep -q "^2[[:space:]]" /proc/sys/kernel/printk'
+		;;
+	esac
 done
-i=0
-while [ $i -lt 100 ]; do
-	echo "<6>standin: kernel line $i of 100" >/dev/kmsg
-	i=$((i + 1))
-done
-echo "<7>standin: a debug line" >/dev/kmsg
-echo "# $(dmesg --version)"
-echo "# $(modprobe --version | head -n 1)"
-echo "stand-in stderr" >&2
+echo "# Totals: pass:0 fail:0 xfail:0 xpass:0 skip:0 error:0"
+case $wedged in
+wedge_hang) exec sleep 600 ;;		# never exits: no end marker
+wedge_exit)
+	# The driver's cleanup report, seconds after the runner's last line
+	# (module_async.sh's under TCG): the host waits for it.
+	sleep 4
+	echo "# cleanup: the async job of ma_standin is stuck"
+	sleep 600 & exit 1	# what it left holds stdout
+	;;
+esac
 exit "$rc"
 EOF
 chmod +x "$suite/module_async.sh" "$suite/module_async"
-# The stand-in names its kernel as the runner does, with the runner's code.
-cat >"$tmp/kernel-identity.c" <<'EOF'
-#include <stdio.h>
 
-#include "diag.h"
-#include "identity.h"
-
-static void print_diag(const char *line)
+# pack OUT [ENTRY [SUITE]]: mkinitramfs.sh (default: the stand-in, stock kernel).
+pack()
 {
-	printf("# %s\n", line);
+	"$TOOLS/vm/mkinitramfs.sh" --kernel "${2:-$entry}" --suite "${3:-$suite}" --out "$1"
 }
-
-int main(void)
-{
-	diag_set_hook(print_diag);
-	kernel_identity(KERNEL_NOTES);
-	return 0;
-}
-EOF
-gcc -static -O2 -Wall -I"$TOP/lib" -o "$suite/kernel-identity" "$tmp/kernel-identity.c" \
-	"$TOP/lib/identity.c" "$TOP/lib/diag.c" ||
-	die "could not build the stand-in's kernel-identity"
-
-check_rc "mkinitramfs.sh builds an initramfs" 0 \
-	"$TOOLS/vm/mkinitramfs.sh" --kernel "$entry" --suite "$suite" --out "$tmp/initrd.gz"
-# remade INPUT-CHANGE: mkinitramfs.sh, after INPUT-CHANGE (shell code), wrote
-# the image again rather than keeping it.
+check "mkinitramfs.sh builds an initramfs" exits 0 pack "$tmp/initrd.gz"
+# remade CHANGE [SAID]: after CHANGE (code), mkinitramfs.sh said SAID (wrote).
 remade()
 {
 	eval "$1"
-	"$TOOLS/vm/mkinitramfs.sh" --kernel "$entry" --suite "$suite" --out "$tmp/initrd.gz" \
-		>"$tmp/rc.out" 2>"$tmp/rc.err" && grep -q 'wrote ' "$tmp/rc.err"
-}
-kept()
-{
-	! remade : && grep -q 'is up to date' "$tmp/rc.err"
+	exits 0 pack "$tmp/initrd.gz" && grep -q "${2:-wrote }" "$tmp/err"
 }
 # shellcheck disable=SC2016 # the changes are code for remade
 {
-check "mkinitramfs.sh again from the same inputs keeps the image" kept
+check "mkinitramfs.sh again from the same inputs keeps the image" remade : 'is up to date'
 check "... remakes it after a suite file changed" remade 'echo "# x" >>"$suite/settings"'
 check "... and after it changed back" remade 'sed -i "/^# x$/d" "$suite/settings"'
 check "... and when the image is not the one it wrote" remade 'touch "$tmp/initrd.gz"'
 check "... and without its stamp" remade 'rm "$tmp/initrd.gz.inputs"'
 }
-# What the guest needs and its boots below do not show: dash, dmesg and
-# modprobe are (the guest's sh runs kmod's modprobe, its dmesg is
-# util-linux's), null_blk with configfs and the suite's modules are
-# (modprobe_null_blk, configfs_loaded, modprobe_extra).
-zcat "$tmp/initrd.gz" | (cd "$tmp" && mkdir -p root && cd root && cpio -id --quiet)
+# What the guest needs and its boots below do not show.
 root=$tmp/root
-missing=''
-for f in init bin/busybox opt/module_async/module_async.sh opt/module_async/settings \
-	 "lib/modules/$krel/kernel/block/kyber-iosched.ko" \
-	 "lib/modules/$krel/kernel/block/bfq.ko"; do
-	[ -e "$root/$f" ] || missing+=" $f"
-done
-for f in modprobe insmod rmmod lsmod depmod modinfo; do
-	[ "$(readlink "$root/sbin/$f")" = /bin/kmod ] || missing+=" sbin/$f (kmod)"
-done
-check "initramfs has busybox, the suite, the kernel's modules and the kmod tools" \
-	test -z "$missing"
+mkdir "$root"
+zcat "$tmp/initrd.gz" | (cd "$root" && cpio -id --quiet)
+kmod_links=$(cd "$root/sbin" && readlink modprobe insmod rmmod lsmod depmod modinfo |
+	grep -cx /bin/kmod) || true
+check "initramfs has the suite's settings, bfq and the kmod tools ($kmod_links of 6)" \
+	test -e "$root/opt/module_async/settings" -a "$kmod_links" = 6 \
+		-a -e "$root/lib/modules/$krel/kernel/block/bfq.ko"
 # shellcheck disable=SC2016 # bash -c gets its values as $1...
 check "the test modules are packed once, without debug information" \
 	bash -c '[ -L "$1/opt/module_async/modules" ] &&
@@ -588,272 +325,156 @@ check "build-kmod.sh builds a damaged entry again" \
 	bash -c '[ "$(MODULE_ASYNC_CACHE=$1 "$2" 2>/dev/null)" = "$3/kmod" ] &&
 		 "$3/kmod" --version >/dev/null' _ "$kcache" "$TOOLS/vm/build-kmod.sh" "$kentry"
 rm -rf "$kcache"
-check_rc "mkinitramfs.sh again gives the same bytes" 0 \
-	"$TOOLS/vm/mkinitramfs.sh" --kernel "$entry" --suite "$suite" --out "$tmp/initrd2.gz"
-cmp -s "$tmp/initrd.gz" "$tmp/initrd2.gz" || not_ok "initramfs is reproducible"
-
-mkdir -p "$tmp/fake/lib/modules/0.0-fake"
+check "mkinitramfs.sh again into another file" exits 0 pack "$tmp/initrd2.gz"
+check "... gives the same bytes" cmp -s "$tmp/initrd.gz" "$tmp/initrd2.gz"
+mkdir -p "$tmp/fake/lib/modules/0.0-fake" "$tmp/nosuite"
 echo 0.0-fake >"$tmp/fake/krel"
 : >"$tmp/fake/lib/modules/0.0-fake/modules.dep"
-check_rc "mkinitramfs.sh fails when the kernel lacks null_blk" 3 \
-	"$TOOLS/vm/mkinitramfs.sh" --kernel "$tmp/fake" --suite "$suite" --out "$tmp/bad.gz"
-grep -q null_blk "$tmp/rc.err" || not_ok "missing module error names null_blk"
-mkdir -p "$tmp/nosuite"
-check_rc "mkinitramfs.sh fails without module_async.sh" 3 \
-	"$TOOLS/vm/mkinitramfs.sh" --kernel "$entry" --suite "$tmp/nosuite" --out "$tmp/bad.gz"
+check "mkinitramfs.sh of a kernel without null_blk: exit 3, naming it" \
+	says 3 null_blk pack "$tmp/bad.gz" "$tmp/fake"
+check "mkinitramfs.sh of a suite without module_async.sh: exit 3, saying so" \
+	says 3 'has no module_async\.sh' pack "$tmp/bad.gz" "$entry" "$tmp/nosuite"
 
-# ---- vm-run ------------------------------------------------------------
-section "vm-run"
-
-cat >"$tmp/expected.ktap" <<EOF
-TAP version 13
-1..5
-# arg: [--case]
-# arg: [two words]
-# arg: [x=1]
-ok 1 modprobe_null_blk
-ok 2 configfs_loaded
-ok 3 modprobe_extra
-ok 4 request_module_kyber
-ok 5 guest_knobs
-EOF
-# On a busy host (two busy loops here) the guest's vCPUs lose the CPU at
-# any moment: that is when a kernel message can break a line the console
-# is printing, where the guest does not relay the kernel's messages.
+# vm NAME ARG...: vm-run of the stand-in, stock kernel, TCG, into $tmp/out-NAME.
+vm()
+{
+	"$TOOLS/vm/vm-run" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out-$1" \
+		--accel tcg "${@:2}"
+}
+printf '%s\n' 'TAP version 13' 1..6 '# policy: standin' '# arg: [two words]' '# arg: [x=1]' \
+	'ok 1 modprobe_null_blk' 'ok 2 modprobe_extra' 'ok 3 dmesg_util_linux' \
+	'ok 4 modprobe_kmod' 'ok 5 request_module_kyber' 'ok 6 guest_knobs' \
+	'# Totals: pass:0 fail:0 xfail:0 xpass:0 skip:0 error:0' >"$tmp/expected.ktap"
+# On a busy host (two busy loops) the guest's vCPUs lose the CPU at any
+# moment: then a kernel message can break a line the console is printing.
+busy=()
 for _ in 1 2; do
 	timeout 120 bash -c 'while :; do :; done' &
 	busy+=($!)
 done
-start=$(date +%s%N)
-check_rc "vm-run boots the stand-in suite on a busy host: rc 0" 0 \
-	"$TOOLS/vm/vm-run" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out0" \
-		--accel tcg -- --case "two words" x=1
-boot_ms=$((($(date +%s%N) - start) / 1000000))
-kill "${busy[@]}" 2>/dev/null || true
+check "vm-run boots the stand-in suite on a busy host: rc 0" \
+	exits 0 vm ok -- "two words" x=1
+kill "${busy[@]}"
 wait "${busy[@]}" 2>/dev/null || true
-busy=()
-grep -v -e '^# dmesg from' -e '^# kmod version' -e '^# long line' -e '^# kernel: ' "$tmp/rc.out" |
-	cmp -s - "$tmp/expected.ktap" ||
-	not_ok "vm-run prints the suite's KTAP" \
-		"$(diff "$tmp/expected.ktap" "$tmp/rc.out" | head -n 10)"
-cmp -s "$tmp/rc.out" "$tmp/out0/results.ktap" || not_ok "results.ktap is what vm-run printed"
-check "the guest's dmesg is util-linux's" \
-	grep -q '^# dmesg from util-linux' "$tmp/out0/results.ktap"
-# A boot that saves no state has its arguments in its initramfs (the words
-# above arrived whole): the guest asks for none, and the image is removed.
+grep -v -e '^# long line' -e '^# kernel: ' "$tmp/out" | diff "$tmp/expected.ktap" - >"$tmp/diff" ||
+	true
+details=$tmp/diff check "vm-run prints the suite's KTAP" test ! -s "$tmp/diff"
+check "results.ktap is what vm-run printed" cmp -s "$tmp/out" "$tmp/out-ok/results.ktap"
+# A boot that saves no state has its arguments (whole, above) in its initramfs.
 # shellcheck disable=SC2016 # bash -c gets its values as $1...
 check "no state saved: the arguments in the initramfs, no READY, the image gone" \
 	bash -c '! grep -q MODULE_ASYNC_READY "$1/serial1.log" && [ ! -e "$1/boot.initrd" ]' \
-		_ "$tmp/out0"
-check "the guest's sh runs kmod's modprobe" \
-	grep -q '^# kmod version' "$tmp/out0/results.ktap"
-check "console.log has the kernel log and the suite's stderr" \
-	grep -q 'stand-in stderr' "$tmp/out0/console.log"
-check "console.log shows null_blk loaded" grep -q 'null_blk: module loaded' "$tmp/out0/console.log"
-# whole_lines: console.log has the stand-in's 20 long lines and its 100
-# kernel lines, each a line of its own, and not its debug line.
-whole_lines()
-{
-	local long lines kernel
+		_ "$tmp/out-ok"
+# The stand-in's 20 long lines and 100 kernel lines, each whole in console.log.
+tr -d '\r' <"$tmp/out-ok/console.log" >"$tmp/console"
+n=$(grep -cE '^(# long line|\[ *[0-9.]+\] standin: kernel line) [0-9]+(: 0{400}| of 100)$' \
+	"$tmp/console") || true
+check "console.log: kernel messages never break its lines ($n of 120 whole)" test "$n" = 120
+check "console.log has the suite's stderr, not a debug message" \
+	test "$(grep -cE 'stand-in stderr|standin: a debug line' "$tmp/console")" = 1
 
-	long=$(printf '%0400d' 0)
-	tr -d '\r' <"$tmp/out0/console.log" >"$tmp/console"
-	lines=$(grep -cE "^# long line [0-9]+: $long\$" "$tmp/console")
-	kernel=$(grep -cE '^\[ *[0-9]+\.[0-9]+\] standin: kernel line [0-9]+ of 100$' \
-		"$tmp/console")
-	echo "whole long lines: $lines of 20, whole kernel lines: $kernel of 100"
-	[ "$lines" = 20 ] && [ "$kernel" = 100 ] &&
-		! grep -q 'standin: a debug line' "$tmp/console"
-}
-check "console.log: kernel messages during the suite never break its lines" whole_lines
-log "boot to end marker under TCG on a busy host took" \
-	"$((boot_ms / 1000)).$(printf '%03d' $((boot_ms % 1000))) s"
-
-# A fresh cache: no KVM verdict and no unpacked kernel yet.
-check_rc "vm-run passes on the suite's rc 1 (accel auto, fresh cache)" 1 \
-	env MODULE_ASYNC_CACHE="$tmp/cache" "$TOOLS/vm/vm-run" --kernel "$entry" \
-		--initrd "$tmp/initrd.gz" --out "$tmp/out1" -- --rc 1
-grep -E 'under (TCG|KVM)' "$tmp/rc.err" | head -n 2 | sed 's/^/# /'
-if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
-	# shellcheck disable=SC2016 # bash -c gets its values as $1...
-	check "accel auto remembered its KVM verdict" \
-		bash -c 'grep -qxE "kvm|tcg" "$1"/kvm-verdict/*' _ "$tmp/cache"
-fi
 if [ "$full" = 1 ]; then
-	check_rc "vm-run passes on the suite's rc 4 (bzImage boot)" 4 \
+	check "vm-run passes on the suite's rc 4 (bzImage boot)" exits 4 \
 		"$TOOLS/vm/vm-run" --kernel "$entry/vmlinuz" --boot bzimage --accel tcg \
-			--initrd "$tmp/initrd.gz" --out "$tmp/out4" -- --rc 4
+			--initrd "$tmp/initrd.gz" --out "$tmp/out-bzimage" -- --rc 4
 fi
-check_rc "vm-run watchdog: no end marker in 2 s exits 3" 3 \
-	"$TOOLS/vm/vm-run" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out-timeout" \
-		--accel tcg --timeout 2
-if pgrep -f "$tmp/out-timeout" >/dev/null; then
-	not_ok "no QEMU left behind after the watchdog"
-fi
-
-# ---- vm-run: a deadlock is a verdict -----------------------------------
-section "vm-run: wedged kernels"
+# A fresh cache: no KVM verdict and no unpacked kernel yet.
+check "vm-run passes on the suite's rc 1 (accel auto, fresh cache)" exits 1 \
+	env MODULE_ASYNC_CACHE="$tmp/cache" "$TOOLS/vm/vm-run" --kernel "$entry" \
+		--initrd "$tmp/initrd.gz" --out "$tmp/out-auto" -- --rc 1
+[ ! -w /dev/kvm ] || check "accel auto remembered its KVM verdict" \
+	test -n "$(grep -lxE 'kvm|tcg' "$tmp/cache"/kvm-verdict/* 2>/dev/null)"
+check "vm-run watchdog: no end marker in 2 s exits 3" exits 3 vm timeout --timeout 2
 
 # Boot 1 wedges in wedge_exit, whose leftover holds the suite's stdout
-# (guest-init must end the run anyway) and whose cleanup report comes
-# seconds after the rest (the host must wait for it); boot 2, restored from the state boot
-# 1 saved before its first case, runs the rest and wedges in wedge_hang,
-# which never ends (no end marker: the host takes what arrived).
-cat >"$tmp/wedge.want" <<'EOF'
-TAP version 13
-1..4
-# policy: standin
-# clock: S
-ok 1 ok_first
-# wedge_exit: the load is stuck in D state
-# wedge_exit: TIMEOUT after 1s
-not ok 2 wedge_exit # TIMEOUT
-# wedge_exit: TIMEOUT the load did not return
-# kernel wedged by wedge_exit
-# cleanup: the async job of ma_standin is stuck
-# resumed in a fresh VM (boot 2) after wedge_exit wedged the kernel
-# boot 2: restored from the state saved before the first case (S s)
-# boot 2 policy: standin
-# clock: S
-ok 3 ok_middle
-# wedge_hang: the load is stuck in D state
-# wedge_hang: TIMEOUT after 1s
-not ok 4 wedge_hang # TIMEOUT
-# wedge_hang: TIMEOUT the load did not return
-# kernel wedged by wedge_hang
-# Totals: pass:2 fail:2 xfail:0 xpass:0 skip:0 error:0
-EOF
-printf '%s\n' 'kernel standin standin' 'policy standin' 'status 1' 'ok_first ok' \
-	'wedge_exit timeout' 'ok_middle ok' 'wedge_hang timeout' >"$tmp/wedge.verdicts"
-watchdog=120
+# (guest-init ends the run anyway), its cleanup report seconds later (the
+# host waits for it); boot 2, restored from the state saved before the first
+# case, wedges in wedge_hang, which never ends (the host takes what came).
 start=$SECONDS
-"$suite/module_async" --list --scenario wedge >"$tmp/wedge.cases"
-check_rc "vm-run resumes after wedges in fresh VMs: rc 1" 1 \
-	"$TOOLS/vm/vm-run" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out-wedge" \
-		--accel tcg --timeout "$watchdog" --cases "$tmp/wedge.cases" -- --scenario wedge \
-		--allow-deadlock
+check "vm-run resumes after wedges in fresh VMs: rc 1" exits 1 vm wedge --timeout 120 \
+	--cases "$suite/wedge.cases" -- --scenario wedge --allow-deadlock
 took=$((SECONDS - start))
-# timeless DOC: DOC with its clocks and times as S, without its kernel lines
-# (checked by vm-run).
-timeless()
-{
-	sed -E '/^# kernel: /d; s/^# clock: [0-9]+$/# clock: S/; s/\([0-9]+\.[0-9]+ s\)$/(S s)/' \
-		"$1"
-}
-timeless "$tmp/rc.out" | cmp -s - "$tmp/wedge.want" ||
-	not_ok "one KTAP document: every case once, in order, with the resume notes" \
-		"$(timeless "$tmp/rc.out" | diff "$tmp/wedge.want" -)"
-check "the wedged boot 1's end marker arrived after its cleanup report" \
-	grep -qE '^vm-run: boot 1: end \(rc=1\)' "$tmp/rc.err"
+# One document: each case once, in order, and the notes of the resume.
+verdicts=$("$KTAP" verdicts "$tmp/out" | paste -sd ' ') || true
+notes=$(grep -cF -e '# cleanup: the async job of ma_standin is stuck' \
+	-e '# resumed in a fresh VM (boot 2) after wedge_exit wedged the kernel' \
+	-e '# boot 2: restored from the state saved before the first case (' \
+	-e '# boot 2 policy: standin' -e '# Totals: pass:2 fail:2 ' "$tmp/out") || true
+want='1 ok_first ok 2 wedge_exit timeout 3 ok_middle ok 4 wedge_hang timeout'
+details=$tmp/out check "one KTAP document: every case once, in order, with the resume notes" \
+	test "$verdicts, $notes notes" = "$want, 5 notes"
 check "a boot that saves its state asks for its arguments: READY" \
 	grep -q MODULE_ASYNC_READY "$tmp/out-wedge/serial1.log"
 check "boot 2 was restored, not booted" \
-	grep -qE '^vm-run: boot 2: restored: the guest waits for its arguments after' \
-		"$tmp/rc.err"
-# clock_gap DOC: seconds between the guest's clocks at ok_first (boot 1)
-# and ok_middle (boot 2, restored): at least wedge_exit's 2.
-clock_gap()
-{
-	local clocks
-
-	mapfile -t clocks < <(sed -n 's/^# clock: //p' "$1")
-	echo "clocks ${clocks[*]}"
-	[ ${#clocks[@]} = 2 ] && [ $((clocks[1] - clocks[0])) -ge 2 ]
-}
-check "the restored guest's clock is the host's, not the saved one's" \
-	clock_gap "$tmp/out-wedge/results.ktap"
-[ ! -e "$tmp/out-wedge/guest.state" ] || not_ok "the saved state is removed at the end"
-cmp -s "$tmp/rc.out" "$tmp/out-wedge/results.ktap" ||
-	not_ok "results.ktap is what vm-run printed"
-check "tools/expected/expected accepts the merged document" \
-	"$TOOLS/expected/expected" --table "$tmp/wedge.verdicts" compare --status 1 standin \
-		"$tmp/out-wedge/results.ktap"
-[ "$took" -lt "$watchdog" ] ||
-	not_ok "no boot waited for its watchdog after a wedge ($took s)"
+	grep -qE '^vm-run: boot 2: restored: the guest waits for its arguments after' "$tmp/err"
+check "vm-run logs the time to each verdict" \
+	grep -qE '^vm-run: boot 2: [0-9.]+ s to verdict: not ok 2 wedge_hang' "$tmp/err"
+# ok_middle's clock (boot 2, restored) is wedge_exit's 2 s after ok_first's.
+gap=$(sed -n 's/^# clock: //p' "$tmp/out-wedge/results.ktap" |
+	awk 'NR == 1 { t = $1 } END { print NR == 2 ? $1 - t : -1 }')
+check "the restored guest's clock is the host's, not the saved one's ($gap s)" test "$gap" -ge 2
+check "the saved state is removed at the end" test ! -e "$tmp/out-wedge/guest.state"
+check "no boot waited for its watchdog after a wedge ($took s)" test "$took" -lt 120
 check "each boot's KTAP is kept (boot-1.ktap, boot-2.ktap)" \
 	test -s "$tmp/out-wedge/boot-2.ktap" -a ! -e "$tmp/out-wedge/boot-3.ktap"
-[ "$(grep -ac 'MODULE_ASYNC_END rc=1' "$tmp/out-wedge/serial1.log")" = 1 ] ||
-	not_ok "guest-init ends the run when a leftover holds the suite's stdout" \
-		"$(grep -a MODULE_ASYNC "$tmp/out-wedge/serial1.log")"
-check "vm-run logs the time to each verdict" \
-	grep -qE '^vm-run: boot 2: [0-9.]+ s to verdict: not ok 2 wedge_hang' "$tmp/rc.err"
-log "wedge scenario: 2 boots in $took s"
+check "guest-init ends the run when a leftover holds the suite's stdout" \
+	test "$(grep -ac 'MODULE_ASYNC_END rc=1' "$tmp/out-wedge/serial1.log")" = 1
 
-# The guest panics in "panic": the run ends there, an infrastructure
-# failure, the panicking case named.
-start=$SECONDS
-"$suite/module_async" --list --scenario die >"$tmp/die.cases"
-check_rc "vm-run: a guest that dies is an infrastructure failure: rc 3" 3 \
-	"$TOOLS/vm/vm-run" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out-die" \
-		--accel tcg --timeout 20 --cases "$tmp/die.cases" -- --scenario die
-took=$((SECONDS - start))
+# The guest panics in "panic": an infrastructure failure, the case named.
 died='^vm-run: error: boot 1: guest died: Kernel panic - not syncing: '
-check "the error names the panic and the case" \
-	grep -qE "$died.*, after 1 results of 3 planned \\(in panic\\)" "$tmp/rc.err"
+check "vm-run: a guest that dies: rc 3, the panic and the case named" \
+	says 3 "$died.*, after 1 results of 3 planned \\(in panic\\)" \
+	vm die --timeout 20 --cases "$suite/die.cases" -- --scenario die
 check "the kernel's last lines are on stderr" \
-	grep -qE '^\[ *[0-9.]+\] Kernel panic - not syncing' "$tmp/rc.err"
-# shellcheck disable=SC2016 # bash -c gets its values as $1...
-check "no new VM after a guest died" \
-	bash -c '! grep -q "boot 2" "$1"' _ "$tmp/rc.err"
-# panic_is_error DOC: the panicking case is ERROR, the console's panic in
-# the evidence before it.
-panic_is_error()
-{
-	local crash='Kernel panic - not syncing: sysrq triggered crash' evidence
-
-	evidence=$("$KTAP" diag panic "$1")
-	[ "$("$KTAP" directive panic "$1")" = "ERROR guest died: $crash" ] &&
-		grep -q "^# console: .*$crash" <<<"$evidence"
-}
-check "the panicking case is ERROR with the console's panic before it" \
-	panic_is_error "$tmp/out-die/results.ktap"
-log "die scenario: 1 boot in $took s"
+	grep -qE '^\[ *[0-9.]+\] Kernel panic - not syncing' "$tmp/err"
+check "no new VM after a guest died" test -z "$(grep 'boot 2' "$tmp/err")"
+crash='Kernel panic - not syncing: sysrq triggered crash'
+check "the panicking case is ERROR: the guest died" \
+	test "$("$KTAP" directive panic "$tmp/out-die/results.ktap")" = "ERROR guest died: $crash"
+check "... the console's panic its evidence" \
+	grep -q "^# console: .*$crash" <("$KTAP" diag panic "$tmp/out-die/results.ktap")
 
 # A document is whole, or the run is no pass: every listed case has its
 # result after the third, but the plan (--repeat's) wants five.
-"$suite/module_async" --list --scenario repeat >"$tmp/repeat.cases"
 for how in panic short; do
-	what="vm-run: the guest ends ($how) after every listed case but short of the plan"
-	check_rc "$what: rc 3" 3 "$TOOLS/vm/vm-run" --kernel "$entry" --initrd "$tmp/initrd.gz" \
-		--out "$tmp/out-$how" --accel tcg --timeout 60 --cases "$tmp/repeat.cases" -- \
-		--scenario repeat --then "$how"
-	grep -q 'after 3 results of 5 planned' "$tmp/rc.err" ||
-		not_ok "the error says how much of the plan arrived ($how)" \
-			"$(tail -n 3 "$tmp/rc.err")"
+	check "vm-run: the guest ends ($how) short of the plan, after every listed case: rc 3" \
+		says 3 'after 3 results of 5 planned' vm "$how" --timeout 60 \
+		--cases "$suite/repeat.cases" -- --scenario repeat --plan 5 --then "ok_first.2 $how"
 done
 
-# run_then_kill OUT WHAT: vm-run on the repeat scenario (its guest hangs
-# after the third result) in the background, with a results lock held on
-# fd 7 as vm.sh holds it; once the third result arrived, the process whose
-# command line matches WHAT (a regex) is killed with SIGKILL, by its pid.
-# vm-run's exit status in $tmp/kill.rc, its stderr in $tmp/kill.err.
+# run_then_kill NAME WHAT: vm-run into $tmp/out-NAME holding a results lock
+# as vm.sh does; at the third result (the guest then hangs) the process
+# whose command line matches WHAT is killed (SIGKILL).  vm-run's stderr in
+# $tmp/err, its status in $kill_rc.
 run_then_kill()
 {
-	local out=$1 what=$2 pid i victim=''
+	local out=$tmp/out-$1 pid i victim=''
 
-	bash -c 'exec 7>"$1.lock"; flock -n 7 || exit 99; shift; exec "$@"' _ "$out" \
-		"$TOOLS/vm/vm-run" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$out" \
-		--accel tcg --timeout 120 --cases "$tmp/repeat.cases" -- --scenario repeat \
-		--then hang >/dev/null 2>"$tmp/kill.err" &
+	(
+		exec 7>"$out.lock"
+		flock -n 7 || exit 99
+		vm "$1" --timeout 120 --cases "$suite/repeat.cases" -- --scenario repeat \
+			--plan 5 --then "ok_first.2 hang"
+	) >/dev/null 2>"$tmp/err" &
 	pid=$!
 	for ((i = 0; i < 1200; i++)); do
 		if grep -qs '^ok 3 ' "$out/serial1.boot.out"; then
-			victim=$(pgrep -f "$what" | head -n 1) && break
+			victim=$(pgrep -f "$2" | head -n 1) && break
 		fi
 		sleep 0.1
 	done
 	[ -z "$victim" ] || kill -KILL "$victim"
-	wait "$pid" && echo 0 >"$tmp/kill.rc" || echo $? >"$tmp/kill.rc"
+	kill_rc=0
+	wait "$pid" || kill_rc=$?
 	[ -n "$victim" ]
 }
 check "QEMU killed by the host after the third result" \
-	run_then_kill "$tmp/out-kill" "^qemu-system-x86_64 .*$tmp/out-kill/"
-# shellcheck disable=SC2016 # bash -c gets its values as $1...
-check "vm-run: QEMU killed mid-run exits 3, saying the guest died" \
-	bash -c '[ "$(cat "$1")" = 3 ] && grep -q "$3, after 3 results of 5" "$2"' \
-		_ "$tmp/kill.rc" "$tmp/kill.err" "guest died: QEMU exited without the end marker"
+	run_then_kill kill "^qemu-system-x86_64 .*$tmp/out-kill/"
+check "vm-run: QEMU killed mid-run exits 3 ($kill_rc)" test "$kill_rc" = 3
+check "... saying the guest died" \
+	grep -q "guest died: QEMU exited without the end marker, after 3 results of 5" "$tmp/err"
 check "vm-run killed (SIGKILL) after the third result" \
-	run_then_kill "$tmp/out-guard" "vm-run .*--out $tmp/out-guard "
+	run_then_kill guard "vm-run .*--out $tmp/out-guard "
 # no_qemu_of OUT: within 10 s, no QEMU of OUT runs and its lock is free.
 no_qemu_of()
 {
@@ -867,65 +488,49 @@ no_qemu_of()
 }
 check "no QEMU outlives a killed vm-run, nor holds the results lock" \
 	no_qemu_of "$tmp/out-guard"
-# One that did (the check failed) is this test's to end.
-for pid in $(pgrep -f "qemu-system-x86_64 .*$tmp/out-guard/"); do
-	kill -KILL "$pid"
-done
 
 # The kernel booted must be the kernel meant: an entry whose build-id names
 # another kernel is refused, its verdicts not taken.
 mkdir -p "$tmp/other"
 ln -s "$entry"/* "$tmp/other/"
 rm -f "$tmp/other/build-id"
-# shellcheck disable=SC2016 # bash -c gets its values as $1...
-want_id=$(bash -c '. "$1/lib.sh" && . "$1/vm/qemu.sh" &&
-	elf_build_id "$(boot_image "$2" auto)"' _ "$TOOLS" "$entry") ||
-	not_ok "the stock kernel has a build ID"
 printf '%040d\n' 0 >"$tmp/other/build-id"
-check_rc "vm-run: another kernel than the entry's build-id exits 3" 3 \
+# The stock kernel's build ID, as its document named it (vm-run took it).
+want_id=$("$KTAP" kernel "$tmp/out-ok/results.ktap")
+want_id=${want_id##* }
+check "vm-run: another kernel than the entry's build-id: exit 3, both IDs named" \
+	says 3 "build ID $want_id .*not the one meant: build ID $(printf '%040d' 0)" \
 	"$TOOLS/vm/vm-run" --kernel "$tmp/other" --initrd "$tmp/initrd.gz" \
 		--out "$tmp/out-other" --accel tcg
-check "the error names both build IDs" \
-	grep -q "build ID $want_id .*not the one meant: build ID $(printf '%040d' 0)" "$tmp/rc.err"
 check "no verdicts taken from another kernel" \
-	test ! -e "$tmp/out-other/results.ktap" -a ! -s "$tmp/rc.out"
-# shellcheck disable=SC2016 # bash -c gets its values as $1...
-check "the stand-in's document names the kernel booted" \
-	bash -c '[ "$("$1" kernel "$2")" = "$3 build-id $4" ]' _ "$KTAP" \
-		"$tmp/out0/results.ktap" "$(cat "$entry/krel")" "$want_id"
-check_rc "vm-run: a document without its kernel line exits 3" 3 \
-	"$TOOLS/vm/vm-run" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out-noid" \
-		--accel tcg -- --no-identity
-grep -q "does not say which kernel it ran" "$tmp/rc.err" ||
-	not_ok "the error says the document does not name its kernel" "$(tail -n 2 "$tmp/rc.err")"
+	test ! -e "$tmp/out-other/results.ktap" -a ! -s "$tmp/out"
+check "vm-run: a document without its kernel line: exit 3, saying so" \
+	says 3 "does not say which kernel it ran" vm noid -- --no-identity
 
 # A state QEMU refuses to restore: the boot falls back to booting afresh,
 # and its document says so.
 head -c 4096 /dev/urandom >"$tmp/bad.state"
-check_rc "vm-run --restore of a bad state boots afresh: the suite's rc 4" 4 \
-	"$TOOLS/vm/vm-run" --kernel "$entry" --initrd "$tmp/initrd.gz" --accel tcg \
-		--out "$tmp/out-refused" --restore "$tmp/bad.state" -- --rc 4
+check "vm-run --restore of a bad state boots afresh: the suite's rc 4" \
+	exits 4 vm refused --restore "$tmp/bad.state" -- --rc 4
 check "its document's first line: booted afresh, the restore failed" \
 	grep -qE '^# boot 1: booted afresh \([0-9.]+ s\): the restore failed: ' \
 		<(head -n 1 "$tmp/out-refused/results.ktap")
-if pgrep -f "$tmp/out-(wedge|die|refused|panic|short|kill|other|noid)" >/dev/null; then
-	not_ok "no QEMU left behind after wedges, deaths and refusals"
-fi
-check_rc "vm-run: a missing initramfs exits 3" 3 \
+check "vm-run: a missing initramfs exits 3" exits 3 \
 	"$TOOLS/vm/vm-run" --kernel "$entry" --initrd "$tmp/none.gz" --out "$tmp/out-none"
-check_rc "vm-run: an --out it cannot make exits 3, not 1 (a case failed)" 3 \
+check "vm-run: an --out it cannot make exits 3, not 1 (a case failed)" exits 3 \
 	"$TOOLS/vm/vm-run" --kernel "$entry" --initrd "$tmp/initrd.gz" --out /dev/null/out
 # An initramfs that is no image: the kernel panics before /init, every time.
 head -c 4096 /dev/urandom >"$tmp/junk.gz"
-check_rc "vm-run: a kernel that panics before the suite exits 3" 3 \
+check "vm-run: a kernel that panics before the suite: exit 3, the panic named" \
+	says 3 '^vm-run: error: the guest did not start the suite \(.*: Kernel panic - not' \
 	"$TOOLS/vm/vm-run" --kernel "$entry" --initrd "$tmp/junk.gz" --out "$tmp/out-junk" \
 		--accel tcg --timeout 60
 crashed='^vm-run: boot 1: the kernel crashed before the suite began (Kernel panic'
 check "it was booted once more, and only once" \
-	test "$(grep -c "$crashed" "$tmp/rc.err")" = 1
-check "the error names the panic" \
-	grep -q '^vm-run: error: the guest did not start the suite (.*: Kernel panic - not' \
-		"$tmp/rc.err"
-
-section "finished"
+	test "$(grep -c "$crashed" "$tmp/err")" = 1
+check "no QEMU left behind" test -z "$(pgrep -f "qemu-system-x86_64 .*$tmp/out-")"
+# One that was (the check failed) is this test's to end.
+for pid in $(pgrep -f "qemu-system-x86_64 .*$tmp/out-"); do
+	kill -KILL "$pid"
+done
 checks_summary
