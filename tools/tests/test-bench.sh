@@ -1,10 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# test-bench.sh - tools/bench --quick --against HEAD (one run each, the
-# stock kernel) prints its table: the header, the floor, make vm (here and at
-# HEAD), VM run and latency rows, the ratio lines, their figures numbers; the
-# table's reader refuses one that lacks a line; bad usage is exit 2.
+# test-bench.sh - tools/bench --quick --against HEAD prints its table (the
+# lines table_problem reads, their figures numbers); bad usage is exit 2.
 #
 # usage: test-bench.sh [--out DIR]   (default: build/check/bench)
 
@@ -15,8 +13,7 @@ set -euo pipefail
 out=$TOP/build/check/bench
 test_options "$@"
 
-# table_problem FILE [REV]: why FILE is no table of tools/bench (of
-# --against REV with REV; nothing if it is).
+# table_problem FILE [REV]: why FILE is no table of bench (--against REV).
 table_problem()
 {
 	local n='[0-9]+(\.[0-9]+)?' re fig
