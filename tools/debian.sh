@@ -1,15 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# Debian's packages, sourced after lib.sh: apt made to serve a Debian
-# release, its answers kept, packages resolved, looked up and downloaded
-# against its signed indexes.
+# Debian's packages, sourced after lib.sh: apt made to serve a release, its
+# answers kept, packages looked up and downloaded against its signed indexes.
 
 # shellcheck shell=bash
 
-# A release the machine's apt does not serve gets a private configuration,
-# $CACHE/apt/<release>/apt.conf as APT_CONFIG (deb_private).  Its lists are
-# updated when older than a day: Debian keeps a .deb gone from the indexes
-# in the pool for 36 hours (dak's StayOfExecution).
+# A private configuration's lists (deb_private) are updated when older than
+# a day: Debian keeps a .deb gone from the indexes 36 hours in the pool.
 DEB_LISTS_MAX_AGE=86400
 DEB_KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 
@@ -25,20 +22,29 @@ apt_get()
 }
 
 # apt_memo NAME ARGS...: the path of the memo NAME.<key> in
-# $CACHE/apt-answers/, <key> made of apt_state and ARGS; fails where apt's
-# answers are not kept.  Memos live a day.
+# $CACHE/apt-answers/, <key> a checksum of ARGS and of what apt answers from
+# under APT_CONFIG: /etc/apt, the lists, dpkg's status (size, time, inode).
+# It fails where /etc/apt moves those (Dir, Dir::State, Dir::Etc, Dir::Bin).
 apt_memo()
 {
-	local state=$APT_STATE key
+	local private=() key
 
-	[ "$APT_STATE_OF" = "x${APT_CONFIG:-}" ] || state=$(apt_state)
-	[ -n "$state" ] || return 1
-	key=$(printf '%s\0' "$state" "${@:2}" | sha256sum)
+	if grep -Eqs '^[[:space:]]*Dir([[:space:]"{]|::(State|Etc|Bin))' \
+		/etc/apt/apt.conf /etc/apt/apt.conf.d/*; then
+		return 1
+	fi
+	[ -z "${APT_CONFIG:-}" ] ||
+		private=("$APT_CONFIG" "${APT_CONFIG%/*}"/{sources.list,preferences}*
+			 "${APT_CONFIG%/*}"/lists/*)
+	key=$({
+		printf '%s\0' "${APT_CONFIG:-}" "${@:2}"
+		stat -L -c '%s %y %i %n' /var/lib/dpkg/status /etc/apt/* /etc/apt/*.d/* \
+			/var/lib/apt/lists/* ${private[@]+"${private[@]}"} 2>/dev/null || true
+	} | sha256sum)
 	printf '%s\n' "$(cache_dir)/apt-answers/$1.${key%% *}"
 }
 
-# memo_keep FILE LINE...: the LINEs written to FILE, the memos older than a
-# day beside it removed.
+# memo_keep FILE LINE...: the LINEs written to FILE; memos live a day.
 memo_keep()
 {
 	if ! { mkdir -p "${1%/*}" && printf '%s\n' "${@:2}" >"$1.tmp.$$" &&
@@ -66,27 +72,6 @@ apt_cache()
 	return "$rc"
 }
 
-# apt_state: a checksum of what apt answers from under APT_CONFIG: /etc/apt,
-# the lists and dpkg's status (size, time, inode).  Nothing where /etc/apt
-# moves those files (Dir, Dir::State, Dir::Etc, Dir::Bin): no answer is kept.
-apt_state()
-{
-	local private=()
-
-	if grep -Eqs '^[[:space:]]*Dir([[:space:]"{]|::(State|Etc|Bin))' \
-		/etc/apt/apt.conf /etc/apt/apt.conf.d/*; then
-		return 0
-	fi
-	[ -z "${APT_CONFIG:-}" ] ||
-		private=("$APT_CONFIG" "${APT_CONFIG%/*}"/{sources.list,preferences}*
-			 "${APT_CONFIG%/*}"/lists/*)
-	{
-		printf '%s\0' "${APT_CONFIG:-}"
-		stat -L -c '%s %y %i %n' /var/lib/dpkg/status /etc/apt/* /etc/apt/*.d/* \
-			/var/lib/apt/lists/* ${private[@]+"${private[@]}"} 2>/dev/null || true
-	} | sha256sum | cut -d' ' -f1
-}
-
 # apt_lists_fresh DIR: the private configuration DIR's lists were updated
 # less than DEB_LISTS_MAX_AGE ago (a stamp in the future: stale).
 apt_lists_fresh()
@@ -96,24 +81,6 @@ apt_lists_fresh()
 	[ -f "$1/updated" ] || return 1
 	age=$(($(date +%s) - $(stat -c %Y "$1/updated")))
 	[ "$age" -ge 0 ] && [ "$age" -lt "$DEB_LISTS_MAX_AGE" ]
-}
-
-# apt_state as deb_release left apt (APT_CONFIG x$APT_STATE_OF).
-APT_STATE='' APT_STATE_OF=''
-
-# deb_machine_suites: "LABEL SUITE URI" for each suite of the machine's apt
-# sources, as apt-cache policy reads them (LABEL: Debian, Debian-Security).
-deb_machine_suites()
-{
-	(unset APT_CONFIG; apt_cache policy) |
-		awk '$1 ~ /^[0-9]+$/ && $NF == "Packages" {
-			uri = $2; suite = $3; sub(/\/.*/, "", suite); next
-		     }
-		     uri != "" && $1 == "release" && match($2, /(^|,)l=[^,]*/) {
-			l = substr($2, RSTART, RLENGTH); sub(/^,?l=/, "", l)
-			print l, suite, uri
-		     }
-		     { uri = "" }' | sort -u
 }
 
 # deb_release RELEASE [deb-src]: make apt serve RELEASE (bookworm,
@@ -127,7 +94,16 @@ deb_release()
 
 	check_release "$rel"
 	unset APT_CONFIG
-	suites=$(deb_machine_suites) || die "could not read the machine's apt sources"
+	# "LABEL SUITE URI" for each suite of the machine's apt sources.
+	suites=$(apt_cache policy |
+		awk '$1 ~ /^[0-9]+$/ && $NF == "Packages" {
+			uri = $2; suite = $3; sub(/\/.*/, "", suite); next
+		     }
+		     uri != "" && $1 == "release" && match($2, /(^|,)l=[^,]*/) {
+			l = substr($2, RSTART, RLENGTH); sub(/^,?l=/, "", l)
+			print l, suite, uri
+		     }
+		     { uri = "" }' | sort -u) || die "could not read the machine's apt sources"
 	while read -r label suite uri; do
 		case $label in
 		Debian)
@@ -139,8 +115,6 @@ deb_release()
 		esac
 	done <<<"$suites"
 	$machine || deb_private "$rel" "$kind" "$debian" "$security"
-	APT_STATE=$(apt_state)
-	APT_STATE_OF=x${APT_CONFIG:-}
 }
 
 # deb_private RELEASE KIND DEBIAN SECURITY: APT_CONFIG exported for
@@ -149,7 +123,7 @@ deb_release()
 # with apt-config): /etc/apt/apt.conf.d/, read after it, stays in force.
 deb_private()
 {
-	local rel=$1 kind=$2 dir mirror suite conf fresh=true
+	local rel=$1 kind=$2 dir suites suite conf fresh=true
 
 	[ -n "$3" ] || die "the machine's apt sources name no Debian mirror" \
 		"(no suite labelled Debian: run apt-get update)"
@@ -159,13 +133,11 @@ deb_private()
 		"$dir/sources.list.d" "$dir/preferences.d"
 	exec 8>"$dir.lock"
 	flock 8
-	case $rel in
-	sid | unstable | experimental | *-backports) echo "$3 $rel" ;;
-	*) printf '%s\n' "$3 $rel" "$3 $rel-updates" "${4:+$4 $rel-security}" ;;
-	esac | while read -r mirror suite; do
-		[ -z "$mirror" ] ||
-			printf '%s [signed-by=%s] %s %s main\n' "$kind" "$DEB_KEYRING" \
-				"$mirror" "$suite"
+	suites=("$3 $rel")
+	[[ $rel =~ ^(sid|unstable|experimental|.*-backports)$ ]] ||
+		suites+=("$3 $rel-updates" ${4:+"$4 $rel-security"})
+	for suite in "${suites[@]}"; do
+		echo "$kind [signed-by=$DEB_KEYRING] $suite main"
 	done >"$dir/sources.list.new"
 	printf '%s\n' "// module_async: Debian $rel beside the machine's apt" \
 		"Dir::Etc::sourcelist \"$dir/sources.list\";" \
@@ -183,11 +155,9 @@ deb_private()
 		fi
 	done
 	export APT_CONFIG=$dir/apt.conf
-	if [ "$(apt-config dump --format '%v%n' Dir::State::Lists)" != "$dir/lists" ] ||
-	   [ "$(apt-config dump --format '%v%n' Dir::Etc::sourcelist)" != \
-	     "$dir/sources.list" ]; then
+	[ "$(apt-config dump --format '%v%n' Dir::State::Lists Dir::Etc::sourcelist)" = \
+	  "$dir/lists"$'\n'"$dir/sources.list" ] ||
 		die "/etc/apt/apt.conf.d overrides the paths $APT_CONFIG sets"
-	fi
 	if ! $fresh || ! apt_lists_fresh "$dir"; then
 		rm -f "$dir/updated"
 		log "apt-get update for Debian $rel${kind#deb} (lists in $dir/lists)"

@@ -29,14 +29,11 @@ Usage: $PROG --variant VARIANT [--patch FILE]... [--src X.Y] [--dist RELEASE]
 Build a kernel (tinyconfig + config + kconfig/boot.config) from Debian's
 linux-source-X.Y out of tree and print its cache entry's path.
 
-  --variant V        one of $SOURCE_VARIANTS: vanilla as Debian ships it,
+  --variant V        $SOURCE_VARIANTS: vanilla as Debian ships it,
                      the others with tools/kernel/patches/V/<X.Y>/*
   --patch FILE       apply FILE (patch -p1, no fuzz) after the variant's
                      patches; repeatable, in the order given
-  --src X.Y          the source series (default: that of --kver, else 6.1)
-  --dist RELEASE     the Debian release of the source (fetch-source.sh's)
-  --kver DEBVERSION  linux-source-X.Y's version (default: \$KVER, else
-                     fetch-source.sh's choice)
+  --src, --dist, --kver   fetch-source.sh's --series, --dist, --kver
   --source DIR       an unpacked source tree instead (only read)
   --ksrc DIR         a clean kernel tree of your own (not with --src, --dist,
                      --kver, --source), only read, keyed by its content
@@ -108,26 +105,6 @@ new_tree()
 	mv "$2.new" "$2"
 }
 
-# patch_paths PATCH: the files a -p1 patch names (old and new names).
-patch_paths()
-{
-	awk '
-	function strip(p) {
-		sub(/\t.*/, "", p)
-		if (p == "/dev/null")
-			return ""
-		sub(/^[^\/]*\//, "", p)
-		return p
-	}
-	/^(rename|copy) (from|to) / { print substr($0, index($0, $3)); next }
-	/^\+\+\+ / && prev ~ /^--- / {
-		a = strip(substr(prev, 5)); b = strip(substr($0, 5))
-		if (a != "") print a
-		if (b != "") print b
-	}
-	{ prev = $0 }' "$1" | sort -u
-}
-
 # patch_tree TREE SOURCE KVER PATCH...: TREE/src made SOURCE with the
 # PATCHes applied: the files they name now or named last time
 # (TREE/patched-files), patched in a scratch copy, replace TREE/src's where
@@ -135,21 +112,16 @@ patch_paths()
 # TREE/key: no entry's kdir is the tree until it is built.
 patch_tree()
 {
-	local tree=$1 source=$2 kver=$3 stage f p out have changed=0 wanted=() files=()
+	local tree=$1 source=$2 kver=$3 stage p out wanted changes
 
 	shift 3
 	stage=$(mktemp -d "$tree/stage.XXXXXX")
-	mapfile -t wanted < <(for p; do patch_paths "$p"; done | sort -u)
-	mapfile -t files < <(printf '%s\n' ${wanted[@]+"${wanted[@]}"} |
-		sort -u - "$tree/patched-files" | sed '/^$/d')
-	for f in "${files[@]}"; do
-		case $f in
-		/*|../*|*/../*) die "patch names a path outside the tree: $f" ;;
-		esac
-		[ -f "$source/$f" ] || continue
-		mkdir -p "$(dirname "$stage/$f")"
-		cp "$source/$f" "$stage/$f"
-	done
+	# git apply --numstat -z: "ADDED\tDELETED\tPATH" or, renamed, "...\t\0OLD\0NEW".
+	wanted=$(for p; do git apply --numstat -z "$p" | tr '\0' '\n' |
+		awk -F'\t' 'NF == 3 && $3 != "" { print $3 } NF == 1 && $0 != ""'; done | sort -u)
+	sort -u - "$tree/patched-files" <<<"$wanted" | sed '/^$/d' >"$stage.files"
+	! grep -E '^/|^\.\./|/\.\./' "$stage.files" || die "a patch names a path outside the tree"
+	rsync -a --files-from="$stage.files" --ignore-missing-args "$source/" "$stage/"
 	for p; do
 		log "applying ${p##*/}"
 		out=$(patch -p1 --batch --forward --fuzz=0 --no-backup-if-mismatch -r - \
@@ -159,33 +131,21 @@ patch_tree()
 			"(applied in order: ${*##*/}); the build tree is unchanged"
 	done
 	# If this is interrupted, the next run must still visit every file.
-	printf '%s\n' "${files[@]}" >"$tree/patched-files"
-	for f in "${files[@]}"; do
-		have=$tree/src/$f
-		if [ ! -f "$stage/$f" ]; then
-			[ -e "$have" ] || continue
-			rm -f "$tree/key" "$have"
-			log "removed $f"
-		elif [ -f "$have" ] && cmp -s "$stage/$f" "$have"; then
-			continue
-		else
-			rm -f "$tree/key"
-			mkdir -p "$(dirname "$have")"
-			cp "$stage/$f" "$have.ma-new"
-			mv -f "$have.ma-new" "$have"
-			log "updated $f"
-		fi
-		changed=$((changed + 1))
-	done
-	printf '%s\n' ${wanted[@]+"${wanted[@]}"} >"$tree/patched-files"
-	rm -rf "$stage"
-	log "$changed source file(s) changed since the last build of this tree"
+	cp "$stage.files" "$tree/patched-files"
+	# Files replaced (written anew, never in place), or removed.
+	changes=$(rsync -rc --files-from="$stage.files" --delete-missing-args -i \
+		"$stage/" "$tree/src/" | grep -E '^(>f|\*deleting)' || true)
+	[ -z "$changes" ] || rm -f "$tree/key"
+	printf '%s\n' "$wanted" >"$tree/patched-files"
+	rm -rf "$stage" "$stage.files"
+	log "$(grep -c . <<<"$changes") source file(s) changed since the last build" \
+		"of this tree${changes:+:$'\n'$changes}"
 }
 
 # run_make TREE ARGS...: make in TREE/src, its output in TREE/make.log.
 run_make()
 {
-	make -C "$1/src" "${@:2}" >>"$1/make.log" 2>&1
+	make -C "$1/src" "${@:2}" >>"$1/make.log" 2>&1 || fail_make "$1" "make ${*: -1}"
 }
 
 # fail_make TREE WHAT: die, with make.log's tail.
@@ -218,11 +178,11 @@ configure()
 	else
 		log "configuring: tinyconfig + ${CONFIG##*/} + ${FRAGMENT##*/}"
 		rm -f "$kc/inputs"
-		run_make "$tree" O="$kc" tinyconfig || fail_make "$tree" "make tinyconfig"
+		run_make "$tree" O="$kc" tinyconfig
 		(cd "$kc" && "$tree/src/scripts/kconfig/merge_config.sh" -m -O "$kc" \
 			"$kc/.config" "$CONFIG" "$FRAGMENT") >>"$tree/make.log" 2>&1 ||
 			fail_make "$tree" "merge_config.sh"
-		run_make "$tree" O="$kc" olddefconfig || fail_make "$tree" "make olddefconfig"
+		run_make "$tree" O="$kc" olddefconfig
 	fi
 	# Each value of the fragments lost (merge_config.sh only warns).
 	lost=$(awk 'FNR == 1 { f++ }
@@ -274,8 +234,7 @@ compile()
 		log "no ccache: every compile runs (deps.sh installs it)"
 	fi
 	log "building bzImage and modules with $(nproc) jobs (log: $tree/make.log)"
-	run_make "$tree" O="$tree/obj" -j"$(nproc)" ${cc[@]+"${cc[@]}"} bzImage modules ||
-		fail_make "$tree" "make bzImage modules"
+	run_make "$tree" O="$tree/obj" -j"$(nproc)" ${cc[@]+"${cc[@]}"} bzImage modules
 	if [ ${#cc[@]} -gt 0 ]; then
 		# The stats log: one line a counter a compile, e.g. direct_cache_hit.
 		hit=$(grep -c '_cache_hit$' "$CCACHE_STATSLOG" || true)
@@ -299,8 +258,7 @@ make_entry()
 	entry_tmp "$2"
 	trap cleanup EXIT
 	tmp=$ENTRY_TMP
-	run_make "$1" O="$obj" INSTALL_MOD_PATH="$tmp" modules_install ||
-		fail_make "$1" "make modules_install"
+	run_make "$1" O="$obj" INSTALL_MOD_PATH="$tmp" modules_install
 	[ -s "$tmp/lib/modules/$krel/modules.dep" ] || die "modules_install wrote no modules.dep"
 	if ! build_id=$(kernel_image_check "$obj/arch/x86/boot/bzImage" "$obj/vmlinux" \
 			"$1/src/scripts/extract-vmlinux"); then
@@ -374,7 +332,7 @@ main()
 			usage_error "cannot read '$p'"
 		fi
 	done
-	need_cmd make gcc patch cmp sha256sum flock depmod readelf
+	need_cmd make gcc patch git rsync cmp sha256sum flock depmod readelf
 
 	# The source, and its series: the tree's own, whatever asked for it.
 	[ -n "$source_dir" ] ||

@@ -4,17 +4,8 @@
 # fetch-kernel.sh - Debian's stock amd64 kernel unpacked into the cache,
 # $CACHE/stock/<release>/<debversion>/: vmlinuz, krel, lib/modules/<krel>/,
 # kdir (make -C kdir KBUILD_EXTMOD=...), kdir.how, debs.sha256, .md5sums.
-# Called as fetch-source.sh (a link to it): linux-source-<x.y>'s tarball
-# unpacked, $CACHE/source/<debversion>/linux-source-<x.y>/.
-#
-# The image is the one linux-image-amd64 depends on, its files from its
-# -unsigned twin (5.10, 6.1, 6.12) or the packages it depends on (7.2's
-# linux-binary/modules/base, their usr/lib/modules/ moved to lib/modules/).
-# kdir is the headers as they are where the gcc-NN they depend on is here
-# and the kbuild host tools' libc6 satisfied; else linux-source of that
-# version prepared with this gcc, the headers' .config, Module.symvers and
-# KERNELRELEASE, refused unless a module built against it has the stock
-# modules' vermagic.  Compiler flags are never edited.
+# As fetch-source.sh (a link to it): linux-source-<x.y>'s tarball unpacked,
+# $CACHE/source/<debversion>/linux-source-<x.y>/.
 
 set -euo pipefail
 
@@ -30,29 +21,24 @@ usage()
 Usage: fetch-kernel.sh [--dist RELEASE] [--kver DEBVERSION]
        fetch-source.sh [--dist RELEASE] [--series X.Y] [--kver DEBVERSION]
 
-Download Debian's stock amd64 kernel (fetch-kernel.sh) or linux-source-X.Y
-(fetch-source.sh) with apt-get, unpack it into the cache and print the
-entry's path (the source tree's).  A complete entry is reused offline.
+Download Debian's stock amd64 kernel or linux-source-X.Y with apt-get,
+unpack it into the cache (reused offline) and print its path.
 
-  --dist RELEASE     one of: $(deb_releases | paste -sd' ')
+  --dist RELEASE     $(deb_releases | paste -sd' ')
                      default: \$DIST, else bookworm; the source's: the first
-                     release that carries the series, else bookworm
-  --series X.Y       linux-source-X.Y, one of: $(deb_series | paste -sd' ')
-                     default: the series of --kver, else of the stock kernel
-  --kver DEBVERSION  Debian package version (e.g. 6.1.192-3); default: \$KVER,
-                     else the version apt would install
+                     release that carries the series
+  --series X.Y       $(deb_series | paste -sd' ') (default: --kver's, else the kernel's)
+  --kver DEBVERSION  package version (default: \$KVER, else apt's candidate)
   --help             show this help
-
-Cache: \${MODULE_ASYNC_CACHE:-\${XDG_CACHE_HOME:-\$HOME/.cache}/module_async}
 EOF
 }
 
 # cached ENTRY STAMP [PATH]: ENTRY (its lock held) is complete, made from
-# STAMP: ENTRY/PATH printed, the run done.
+# STAMP, with PATH (a kernel's: its checksums): ENTRY/PATH printed, the run done.
 cached()
 {
 	entry_lock "$1"
-	entry_valid "$1" "$2" || return 0
+	entry_valid "$1" "$2" && [ -e "$1/${3:-$ENTRY_SUMS}" ] || return 0
 	log "using cached $1"
 	printf '%s\n' "$1${3:+/$3}"
 	exit 0
@@ -127,17 +113,17 @@ entry_sums()
 prepare_source()
 {
 	local tmp=$1 name=${2##*/} krel=$3 hdr=$4 obj=usr/src/linux-prepared-$3 log uts
+	# KERNELVERSION and an empty LOCALVERSION for 5.10's setlocalversion.
+	local kmake=(make -C "$tmp/usr/src/$name" O="$tmp/$obj" KERNELRELEASE="$krel"
+		KERNELVERSION="$krel" LOCALVERSION=)
 
 	log "preparing $name for $krel with $(gcc --version | head -n 1)"
 	cp -al "$2" "$tmp/usr/src/$name" 2>/dev/null || cp -a "$2" "$tmp/usr/src/$name"
 	mkdir -p "$tmp/$obj"
 	cp "$tmp/$hdr/.config" "$tmp/$obj/.config"
 	log=$tmp/$obj/prepare.log
-	# KERNELVERSION and an empty LOCALVERSION for 5.10's setlocalversion.
-	if ! make -C "$tmp/usr/src/$name" O="$tmp/$obj" KERNELRELEASE="$krel" \
-		KERNELVERSION="$krel" LOCALVERSION= olddefconfig >"$log" 2>&1 ||
-	   ! make -C "$tmp/usr/src/$name" O="$tmp/$obj" KERNELRELEASE="$krel" \
-		KERNELVERSION="$krel" LOCALVERSION= -j"$(nproc)" modules_prepare >>"$log" 2>&1; then
+	if ! "${kmake[@]}" olddefconfig >"$log" 2>&1 ||
+	   ! "${kmake[@]}" -j"$(nproc)" modules_prepare >>"$log" 2>&1; then
 		tail -n 20 "$log" >&2
 		die "modules_prepare of $name failed (log: $log)"
 	fi
@@ -204,6 +190,7 @@ fetch_kernel()
 			"(see apt-cache madison linux-image-amd64)"
 	image=linux-image-$krel
 	headers=linux-headers-$krel
+	# The image's files: its -unsigned twin's, else 7.2's binary/modules/base.
 	if [ -n "$(deb_field "$image-unsigned" "$kver" Package)" ]; then
 		kernel_pkgs=("$image-unsigned")
 	else
@@ -221,23 +208,21 @@ fetch_kernel()
 	fi
 	pkgs=("${kernel_pkgs[@]}" "$headers" "$common" "$kbuild")
 
-	# Which kdir: the compiler the headers depend on (gcc-NN,
-	# linux-compiler-gcc-NN-x86, gcc-NN-for-host) and the libc6 the kbuild
-	# host tools depend on, against this machine's.
+	# kdir: the headers as they are where the gcc-NN they depend on
+	# (linux-compiler-gcc-NN-x86, gcc-NN-for-host) is here and the kbuild
+	# host tools' libc6 satisfied; else linux-source of that version prepared
+	# with this gcc (why: the reason), compiler flags never edited.
 	cc_needed=$(deb_depends "$headers" "$kver" \
 		'^(linux-compiler-)?gcc-[0-9]+(-x86|-for-host)?$' |
 		sed -E 's/^linux-compiler-//; s/-(x86|for-host)$//' | sed -n 1p)
 	libc_needed=$(deb_field "$kbuild" "$kver" Depends | tr ',' '\n' |
 		sed -n 's/^ *libc6 (>= \([^)]*\)).*/\1/p' | sed -n 1p)
 	libc_here=$(dpkg-query -W -f '${Version}' libc6 2>/dev/null || true)
-	if [ -n "$cc_needed" ] && ! command -v "$cc_needed" >/dev/null; then
-		why="the headers need $cc_needed, not installed here"
-	fi
-	if [ -n "$libc_needed" ] &&
-	   ! dpkg --compare-versions "${libc_here:-0}" ge "$libc_needed"; then
-		why="${why:+$why; }$kbuild's host tools need libc6 >= $libc_needed,"
-		why+=" this machine has ${libc_here:-none}"
-	fi
+	[ -z "$cc_needed" ] || command -v "$cc_needed" >/dev/null ||
+		why="the headers need $cc_needed, not installed here; "
+	[ -z "$libc_needed" ] || dpkg --compare-versions "${libc_here:-0}" ge "$libc_needed" ||
+		why+="$kbuild's host tools need libc6 >= $libc_needed, here ${libc_here:-none}"
+	why=${why%; }
 	[ -n "$cc_needed" ] || log "$headers names no gcc-NN: assuming this machine's gcc"
 
 	# The stamp: each .deb's sha256, and the source's stamp when kdir is
@@ -277,7 +262,7 @@ fetch_kernel()
 	entry_sums "$krel" "${debs[@]}" >"$tmp/$ENTRY_SUMS"
 
 	mods=lib/modules/$krel
-	if [ -d "$tmp/usr/$mods" ]; then
+	if [ -d "$tmp/usr/$mods" ]; then	# merged /usr (7.2)
 		mkdir -p "$tmp/$mods"
 		cp -a "$tmp/usr/$mods/." "$tmp/$mods/"
 		rm -rf "${tmp:?}/usr/$mods"

@@ -65,7 +65,7 @@ selftests=tools/testing/selftests
 mkdir -p "$repo/$selftests"
 cp "$src/MAINTAINERS" "$repo/"
 cp "$src/$selftests/Makefile" "$repo/$selftests/"
-git -C "$repo" init -q
+git -C "$repo" init -q -b series
 git -C "$repo" add -A
 git -C "$repo" commit -q -m "linux-source-$series: MAINTAINERS and $selftests/Makefile"
 
@@ -156,7 +156,7 @@ counts()
 		}' || die "no column $1 in tools/expected/verdicts"
 }
 
-# blurb: the cover letter's text.
+# blurb: the cover letter's subject and text.
 blurb()
 {
 	local lines files k what kept
@@ -164,6 +164,8 @@ blurb()
 	lines=$(payload_files | (cd "$TOP" && xargs -0 cat) | wc -l)
 	files=$(payload_files | tr -cd '\0' | wc -c)
 	cat <<EOF
+selftests: $TARGET: module loading versus async function calls
+
 A selftest for the deadlock between module init's wait for all async
 work and an async job that loads a module: which behaviour a kernel has,
 case by case, as KTAP, without wedging the run that asked.
@@ -199,24 +201,10 @@ EOF
 		sed -E 's/\(patch ([0-9]-[0-9])\)/(patches \1)/' | fold -s -w 70 |
 		sed 's/ *$//; s/^/  /'
 }
-blurb >"$work/blurb"
+git -C "$repo" config branch.series.description "$(blurb)"
 
 rm -rf "$out"
 mkdir -p "$out"
-git -C "$repo" format-patch -q --cover-letter -o "$out" HEAD~5 >/dev/null
-cover=$(find "$out" -name '0000-cover-letter.patch')
-# The cover letter git leaves blank, filled in.
-awk '
-	/\*\*\* SUBJECT HERE \*\*\*/ {
-		sub(/\*\*\* SUBJECT HERE \*\*\*/,
-		    "selftests: module_async: module loading versus async function calls")
-	}
-	/\*\*\* BLURB HERE \*\*\*/ {
-		while ((getline line < blurb) > 0)
-			print line
-		next
-	}
-	{ print }
-' blurb="$work/blurb" "$cover" >"$cover.new"
-mv "$cover.new" "$cover"
+git -C "$repo" format-patch -q --cover-letter --cover-from-description=subject -o "$out" \
+	HEAD~5 >/dev/null
 ls "$out"/*.patch
