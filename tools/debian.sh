@@ -10,8 +10,7 @@
 DEB_LISTS_MAX_AGE=86400
 DEB_KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 
-# apt_get ARGS...: apt-get; as root, with no sandbox user (it may not write
-# to the cache, and warns).
+# apt_get ARGS...: apt-get; as root, no sandbox user (it cannot write there).
 apt_get()
 {
 	if [ "$EUID" -eq 0 ]; then
@@ -54,8 +53,8 @@ memo_keep()
 	find "${1%/*}" -type f -mmin +"$((DEB_LISTS_MAX_AGE / 60))" -delete 2>/dev/null || true
 }
 
-# apt_cache ARGS...: what apt-cache ARGS prints (stderr dropped) and its exit
-# status, kept (a query costs most of a second).
+# apt_cache ARGS...: apt-cache ARGS's output and status, kept (a query costs
+# most of a second).
 apt_cache()
 {
 	local f out rc=0
@@ -72,8 +71,8 @@ apt_cache()
 	return "$rc"
 }
 
-# apt_lists_fresh DIR: the private configuration DIR's lists were updated
-# less than DEB_LISTS_MAX_AGE ago (a stamp in the future: stale).
+# apt_lists_fresh DIR: DIR's lists are younger than DEB_LISTS_MAX_AGE (an
+# update stamp in the future: stale).
 apt_lists_fresh()
 {
 	local age
@@ -83,11 +82,9 @@ apt_lists_fresh()
 	[ "$age" -ge 0 ] && [ "$age" -lt "$DEB_LISTS_MAX_AGE" ]
 }
 
-# deb_release RELEASE [deb-src]: make apt serve RELEASE (bookworm,
-# bookworm-backports, sid, ...): the machine's apt when its sources list it,
-# else deb_private.  A backports suite is always private and alone (beside
-# the release, apt's candidate is the release's kernel).  With deb-src,
-# RELEASE's source packages, from $CACHE/apt/<release>-src.
+# deb_release RELEASE [deb-src]: make apt serve RELEASE (or its sources):
+# the machine's apt when it lists RELEASE, else deb_private.  A backports
+# suite is private and alone (else apt's candidate is the release's kernel).
 deb_release()
 {
 	local rel=$1 kind=${2:-deb} suites label suite uri debian='' security='' machine=false
@@ -118,12 +115,11 @@ deb_release()
 }
 
 # deb_private RELEASE KIND DEBIAN SECURITY: APT_CONFIG exported for
-# RELEASE's KIND (deb, deb-src) from mirrors DEBIAN and SECURITY (none: no
-# -security), its lists updated when stale.  It sets only paths (checked
-# with apt-config): /etc/apt/apt.conf.d/, read after it, stays in force.
+# RELEASE's KIND (deb, deb-src) from mirrors DEBIAN and SECURITY, in
+# $CACHE/apt/.  It sets only paths: /etc/apt/apt.conf.d/ stays in force.
 deb_private()
 {
-	local rel=$1 kind=$2 dir suites suite conf fresh=true
+	local rel=$1 kind=$2 dir suites suite conf
 
 	[ -n "$3" ] || die "the machine's apt sources name no Debian mirror" \
 		"(no suite labelled Debian: run apt-get update)"
@@ -146,20 +142,17 @@ deb_private()
 		"Dir::Etc::preferencesparts \"$dir/preferences.d\";" \
 		"Dir::State::Lists \"$dir/lists\";" \
 		"Dir::Cache \"$dir/cache\";" >"$dir/apt.conf.new"
+	# A file changed, its lists are stale; one left alone keeps apt_memo's key.
 	for conf in sources.list apt.conf; do
-		if cmp -s "$dir/$conf.new" "$dir/$conf"; then
-			rm "$dir/$conf.new"
-		else
-			mv "$dir/$conf.new" "$dir/$conf"
-			fresh=false
-		fi
+		cmp -s "$dir/$conf.new" "$dir/$conf" && rm "$dir/$conf.new" && continue
+		mv "$dir/$conf.new" "$dir/$conf"
+		rm -f "$dir/updated"
 	done
 	export APT_CONFIG=$dir/apt.conf
 	[ "$(apt-config dump --format '%v%n' Dir::State::Lists Dir::Etc::sourcelist)" = \
 	  "$dir/lists"$'\n'"$dir/sources.list" ] ||
 		die "/etc/apt/apt.conf.d overrides the paths $APT_CONFIG sets"
-	if ! $fresh || ! apt_lists_fresh "$dir"; then
-		rm -f "$dir/updated"
+	if ! apt_lists_fresh "$dir"; then
 		log "apt-get update for Debian $rel${kind#deb} (lists in $dir/lists)"
 		apt_get update -q -o APT::Update::Error-Mode=any >&2 ||
 			die "apt-get update for Debian $rel failed (sources: $dir/sources.list)"
@@ -168,17 +161,15 @@ deb_private()
 	exec 8>&-
 }
 
-# deb_field PACKAGE VERSION FIELD: a field of the package from apt's
-# indexes; empty when apt does not know that version.  Readers of apt read
-# to the end (an early exit kills apt with SIGPIPE, a failure under pipefail).
+# deb_field PACKAGE VERSION FIELD: the field, empty for a version apt does
+# not know.  Readers of apt read to the end (else SIGPIPE fails the pipe).
 deb_field()
 {
 	apt_cache show "$1=$2" |
 		awk -v f="$3:" '$1 == f && !n++ { sub(/^[^:]*: */, ""); print }'
 }
 
-# deb_version PACKAGE [DEBVERSION]: DEBVERSION, else the version apt would
-# install; fails when there is none.
+# deb_version PACKAGE [DEBVERSION]: DEBVERSION, else apt's candidate, or fail.
 deb_version()
 {
 	local ver=${2:-}
@@ -213,15 +204,13 @@ deb_fetch()
 
 	deb="$dir/${pkg}_${ver//:/%3a}_$arch.deb"
 	stale_remove "$dir/.download."
-	if [ -f "$deb" ]; then
-		if [ "$(sha256sum <"$deb")" = "$sha  -" ]; then
-			log "using cached ${deb##*/}"
-			printf '%s\n' "$deb"
-			return
-		fi
-		log "cached ${deb##*/} does not match apt's sha256: downloading again"
-		rm -f "$deb"
+	if [ -f "$deb" ] && [ "$(sha256sum <"$deb")" = "$sha  -" ]; then
+		log "using cached ${deb##*/}"
+		printf '%s\n' "$deb"
+		return
 	fi
+	[ ! -f "$deb" ] || log "cached ${deb##*/} does not match apt's sha256: downloading again"
+	rm -f "$deb"
 	mkdir -p "$dir"
 	dl=$(mktemp -d "$dir/.download.$$.XXXXXX")
 	log "downloading $pkg=$ver"
@@ -245,15 +234,12 @@ deb_depends()
 		awk -v re="$3" '{ sub(/^ +/, ""); sub(/ .*/, "") } $0 ~ re'
 }
 
-# The name of a Debian amd64 kernel image of any generation:
-# linux-image-5.10.0-46-amd64, -6.1.0-57-amd64, -6.12.118+deb13-amd64,
-# -7.2.13+deb14-amd64; no flavour (cloud, rt), no -unsigned, -dbg twin.
+# A Debian amd64 kernel image of any generation (linux-image-5.10.0-46-amd64,
+# -7.2.13+deb14-amd64), no flavour (cloud, rt), no -unsigned, -dbg twin.
 readonly DEB_IMAGE_RE='^linux-image-[0-9]+\.[0-9]+\.[0-9]+(-[0-9]+)?(\+[a-z0-9]+)?-amd64$'
 
-# deb_kernel_release DEBVERSION: the release (6.1.0-57-amd64) of Debian's
-# amd64 kernel of that version: what linux-image-amd64 depends on or, when
-# the metapackage is not at that version (6.12.118+deb12), the image apt
-# knows at it.
+# deb_kernel_release DEBVERSION: the release (6.1.0-57-amd64) of the kernel
+# linux-image-amd64 depends on, else (6.12.118+deb12) the image at DEBVERSION.
 deb_kernel_release()
 {
 	local ver=$1 images pkg
@@ -271,10 +257,9 @@ deb_kernel_release()
 	printf '%s\n' "${pkg#linux-image-}"
 }
 
-# headers_makefile HEADERS COMMON: the Makefile of HEADERS (on stdin), its
-# /usr/src include of COMMON's and 7.2's KBUILD_OUTPUT made relative to its
-# own directory (MAKEFILE_HERE), so that an entry works wherever the cache
-# is.  Any other line: die.
+# headers_makefile HEADERS COMMON: HEADERS' Makefile (stdin), its include of
+# COMMON's and 7.2's KBUILD_OUTPUT made relative to it (an entry works
+# wherever the cache is).  Any other line: die.
 # shellcheck disable=SC2016 # make expands it
 readonly MAKEFILE_HERE='$(dir $(lastword $(MAKEFILE_LIST)))'
 headers_makefile()

@@ -41,8 +41,7 @@ linux-source-X.Y out of tree and print its cache entry's path.
 EOF
 }
 
-# makefile_version DIR N: the first N of VERSION, PATCHLEVEL and SUBLEVEL
-# of the kernel tree DIR, joined by dots.
+# makefile_version DIR N: the first N of the tree DIR's VERSION.PATCHLEVEL.SUBLEVEL.
 makefile_version()
 {
 	awk -v n="$2" '$1 == "VERSION" { v[1] = $3 } $1 == "PATCHLEVEL" { v[2] = $3 }
@@ -105,10 +104,9 @@ new_tree()
 	mv "$2.new" "$2"
 }
 
-# patch_tree TREE SOURCE KVER PATCH...: TREE/src made SOURCE with the
-# PATCHes applied: the files they name now or named last time
-# (TREE/patched-files), patched in a scratch copy, replace TREE/src's where
-# they differ (make rebuilds only what depends on them).  A change removes
+# patch_tree TREE SOURCE KVER PATCH...: TREE/src made SOURCE + PATCHes: the
+# files they name now or named last time (TREE/patched-files), patched in a
+# scratch copy, replace TREE/src's where they differ.  A change removes
 # TREE/key: no entry's kdir is the tree until it is built.
 patch_tree()
 {
@@ -155,10 +153,9 @@ fail_make()
 	die "$2 failed (full log: $1/make.log)"
 }
 
-# configure TREE STAMP: TREE/obj/.config made from tinyconfig, CONFIG and
-# FRAGMENT in TREE/kconfig, again only when its inputs change (the stamp,
-# patches aside, and the Kconfig files patched); obj/.config changed only
-# when the result differs.
+# configure TREE STAMP: TREE/obj/.config from tinyconfig, CONFIG, FRAGMENT,
+# made in TREE/kconfig when its inputs (STAMP but patches, Kconfig files
+# patched) change; obj/.config changed only when the result differs.
 configure()
 {
 	local tree=$1 kc=$1/kconfig inputs f lost
@@ -208,11 +205,9 @@ configure()
 	fi
 }
 
-# compile TREE CACHE: bzImage and the modules in TREE/obj, through ccache
-# where installed: one store for every tree, paths relative to it
-# (CCACHE_BASEDIR), depend mode (no second preprocessor run), an .incbin
-# source past it (ccache-cc).  The wrapper's name holds its checksum: a
-# changed wrapper changes kbuild's command line, and kbuild compiles again.
+# compile TREE CACHE: bzImage and modules in TREE/obj, through ccache-cc if
+# ccache is here: one store, paths relative (CCACHE_BASEDIR), depend mode.
+# The wrapper's name holds its checksum: a new one makes kbuild compile again.
 compile()
 {
 	local tree=$1 cc=() ccwrap hit all bypassed hits='' start=$SECONDS
@@ -311,14 +306,6 @@ main()
 	[ -n "$variant" ] || usage_error "--variant is required"
 	is_source_variant "$variant" ||
 		usage_error "bad variant '$variant' (one of: $SOURCE_VARIANTS)"
-	[ -z "$kver" ] || check_debversion "$kver"
-	if [ -n "$series" ]; then
-		[[ $series =~ ^[0-9]+\.[0-9]+$ ]] ||
-			usage_error "bad --src '$series' (X.Y, e.g. 7.2)"
-		[ -z "$kver" ] || [[ $kver == "$series".* ]] ||
-			usage_error "version $kver is not of series $series"
-	fi
-	[ -z "$dist" ] || check_release "$dist"
 	if [ -n "$ksrc" ]; then
 		[ -z "$series$dist$kver$source_dir" ] ||
 			usage_error "--ksrc is a tree of your own:" \
@@ -334,7 +321,8 @@ main()
 	done
 	need_cmd make gcc patch git rsync cmp sha256sum flock depmod readelf
 
-	# The source, and its series: the tree's own, whatever asked for it.
+	# The source (fetch-source.sh checks --src, --dist, --kver), and its
+	# series: the tree's own, whatever asked for it.
 	[ -n "$source_dir" ] ||
 		source_dir=$("$TOOLS/kernel/fetch-source.sh" ${dist:+--dist "$dist"} \
 			${series:+--series "$series"} ${kver:+--kver "$kver"} | tail -n 1)

@@ -3,7 +3,7 @@
 #
 # fetch-kernel.sh - Debian's stock amd64 kernel unpacked into the cache,
 # $CACHE/stock/<release>/<debversion>/: vmlinuz, krel, lib/modules/<krel>/,
-# kdir (make -C kdir KBUILD_EXTMOD=...), kdir.how, debs.sha256, .md5sums.
+# kdir (make -C kdir KBUILD_EXTMOD=...), kdir.how, .md5sums.
 # As fetch-source.sh (a link to it): linux-source-<x.y>'s tarball unpacked,
 # $CACHE/source/<debversion>/linux-source-<x.y>/.
 
@@ -93,9 +93,8 @@ fetch_source()
 	printf '%s\n' "$entry/$src"
 }
 
-# entry_sums KREL DEB...: the packages' own checksums (DEBIAN/md5sums) at
-# the entry's paths (7.2's modules out of usr/), the rewritten headers'
-# Makefile left out.
+# entry_sums KREL DEB...: the packages' md5sums at the entry's paths, the
+# rewritten headers' Makefile left out.
 entry_sums()
 {
 	local deb
@@ -107,9 +106,8 @@ entry_sums()
 		grep -v "^[0-9a-f]\{32\}  usr/src/linux-headers-$1/Makefile\$"
 }
 
-# prepare_source TMP SOURCE KREL HDR: kdir, SOURCE hard-linked into the
-# entry TMP and prepared out of tree with the headers' (TMP/HDR) config as
-# release KREL; prints its path in the entry.
+# prepare_source TMP SOURCE KREL HDR: kdir, SOURCE prepared in the entry TMP
+# with the headers' (TMP/HDR) config as release KREL; prints its path.
 prepare_source()
 {
 	local tmp=$1 name=${2##*/} krel=$3 hdr=$4 obj=usr/src/linux-prepared-$3 log uts
@@ -173,8 +171,7 @@ fetch_kernel()
 	need_cmd apt-cache apt-get dpkg-deb sha256sum flock depmod modinfo make
 	deb_release "$dist"
 	cache=$(cache_dir)
-	# What the resolution below came to (version, stamp), kept as apt's
-	# answers are and keyed by these scripts too: a warm run asks apt nothing.
+	# What the resolution came to, kept (a warm run asks apt nothing).
 	if memo=$(apt_memo fetch-kernel "$dist" "$kver" "$(id -u)" \
 		"$(stat -c '%s %Y %n' "$0" "$TOOLS"/{lib,debian}.sh)") && [ -f "$memo" ]; then
 		mapfile -t lines <"$memo"
@@ -225,8 +222,7 @@ fetch_kernel()
 	why=${why%; }
 	[ -n "$cc_needed" ] || log "$headers names no gcc-NN: assuming this machine's gcc"
 
-	# The stamp: each .deb's sha256, and the source's stamp when kdir is
-	# prepared from it.
+	# The stamp: each .deb's sha256, and the source's if kdir is made of it.
 	index=$(deb_index "$kver" "${pkgs[@]}")
 	stamp=
 	for pkg in "${pkgs[@]}"; do
@@ -258,7 +254,6 @@ fetch_kernel()
 		log "unpacking ${deb##*/}"
 		dpkg-deb -x "$deb" "$tmp"
 	done
-	(cd "$cache/debs" && sha256sum "${debs[@]##*/}") >"$tmp/debs.sha256"
 	entry_sums "$krel" "${debs[@]}" >"$tmp/$ENTRY_SUMS"
 
 	mods=lib/modules/$krel

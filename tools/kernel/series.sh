@@ -1,11 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# series.sh - the suite as the patch series a maintainer would receive
-# against Debian's linux-source-X.Y (`make series`): a cover letter, the
-# payload in four patches that each build (modules, lib, the cases, the
-# rest), and one adding it to TARGETS and MAINTAINERS.  Made with git in a
-# scratch repository, as this repository's git user (or GIT_AUTHOR_*).
+# series.sh - `make series`: a cover letter, the payload in four patches
+# that each build, and one adding it to TARGETS and MAINTAINERS; made with
+# git in a scratch repository, as this repository's git user.
 
 set -euo pipefail
 
@@ -21,8 +19,8 @@ usage()
 	cat <<EOF
 Usage: $PROG [--src X.Y] [--source DIR] [--out DIR]
 
-Writes the suite as a patch series against linux-source-X.Y and prints the
-patches' paths, one a line.
+Writes the suite as a patch series against linux-source-X.Y, as the git
+user (or GIT_AUTHOR_NAME and _EMAIL), and prints the patches' paths.
 
   --src X.Y       the linux-source series (default: 7.2, today's)
   --source DIR    an unpacked kernel tree instead (fetch-source.sh's)
