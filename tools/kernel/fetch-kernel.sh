@@ -164,7 +164,7 @@ check_vermagic()
 fetch_kernel()
 {
 	local dist=$1 kver=$2 cache memo lines stamp krel image headers kernel_pkgs
-	local header_pkgs common kbuild pkgs cc_needed libc_needed libc_here why='' index pkg
+	local common kbuild pkgs cc_needed libc_needed libc_here why='' index pkg
 	local sha arch source_dir='' entry debs tmp deb mods f vmlinuz='' sysmap='' hdr kdir
 	local srclink link target
 
@@ -197,9 +197,8 @@ fetch_kernel()
 	[ "${#kernel_pkgs[@]}" -gt 0 ] ||
 		die "$image=$kver has no -unsigned twin and is not made of" \
 			"linux-binary/modules/base packages"
-	header_pkgs=$(deb_depends "$headers" "$kver" '^linux-(headers-.*-common|kbuild-.*)$')
-	common=$(grep -E '^linux-headers-.*-common$' <<<"$header_pkgs" || true)
-	kbuild=$(grep -E '^linux-kbuild-' <<<"$header_pkgs" || true)
+	common=$(deb_depends "$headers" "$kver" '^linux-headers-.*-common$')
+	kbuild=$(deb_depends "$headers" "$kver" '^linux-kbuild-')
 	if [ -z "$common" ] || [ -z "$kbuild" ]; then
 		die "$headers=$kver does not depend on -common headers and a kbuild package"
 	fi
