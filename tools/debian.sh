@@ -1,29 +1,16 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# Debian's packages for the scripts that fetch them (fetch-kernel.sh,
-# fetch-source.sh, build-kmod.sh, lava.sh), sourced after lib.sh (with a
-# "source=" directive for shellcheck naming this file).
-# apt made to serve a Debian release, its answers kept, packages looked up
-# and downloaded against its signed indexes.
+# Debian's packages, sourced after lib.sh: apt made to serve a release, its
+# answers kept, packages looked up and downloaded against its signed indexes.
 
 # shellcheck shell=bash
 
-# Releases the machine's apt does not serve are reached through a private
-# configuration, $CACHE/apt/<release>/apt.conf, exported as APT_CONFIG: its
-# own sources (the machine's Debian mirror, signed by Debian's archive
-# keyring), lists, cache and preferences.  apt reads /etc/apt/apt.conf.d/
-# after APT_CONFIG, so the machine's settings stay in force (a snapshot
-# mirror's Check-Valid-Until "false"); the file sets only paths they leave
-# alone, checked with apt-config.  The machine's own are never written.
-# Its lists are updated when older than a day: Debian publishes at most four
-# times a day and keeps a .deb gone from the indexes in the pool for 36
-# hours (dak's StayOfExecution).  Remove $CACHE/apt/<release>/updated to
-# update them sooner.
+# A private configuration's lists (deb_private) are updated when older than
+# a day: Debian keeps a .deb gone from the indexes 36 hours in the pool.
 DEB_LISTS_MAX_AGE=86400
 DEB_KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 
-# apt_get ARGS...: apt-get, told as root that its sandbox user may not write
-# to the cache (else it warns).
+# apt_get ARGS...: apt-get; as root, no sandbox user (it cannot write there).
 apt_get()
 {
 	if [ "$EUID" -eq 0 ]; then
@@ -33,62 +20,59 @@ apt_get()
 	fi
 }
 
-# apt_cache ARGS...: what apt-cache ARGS prints (its stderr dropped) and its
-# exit status.  A query costs apt-cache most of a second, and a cache hit of
-# fetch-kernel.sh makes eight: answers are kept a day in $CACHE/apt-answers/,
-# keyed by the query and apt_state.
+# apt_memo NAME ARGS...: the path of the memo NAME.<key> in
+# $CACHE/apt-answers/, <key> a checksum of ARGS and of what apt answers from
+# under APT_CONFIG: /etc/apt, the lists, dpkg's status (size, time, inode).
+# It fails where /etc/apt moves those (Dir, Dir::State, Dir::Etc, Dir::Bin).
+apt_memo()
+{
+	local private=() key
+
+	if grep -Eqs '^[[:space:]]*Dir([[:space:]"{]|::(State|Etc|Bin))' \
+		/etc/apt/apt.conf /etc/apt/apt.conf.d/*; then
+		return 1
+	fi
+	[ -z "${APT_CONFIG:-}" ] ||
+		private=("$APT_CONFIG" "${APT_CONFIG%/*}"/{sources.list,preferences}*
+			 "${APT_CONFIG%/*}"/lists/*)
+	key=$({
+		printf '%s\0' "${APT_CONFIG:-}" "${@:2}"
+		stat -L -c '%s %y %i %n' /var/lib/dpkg/status /etc/apt/* /etc/apt/*.d/* \
+			/var/lib/apt/lists/* ${private[@]+"${private[@]}"} 2>/dev/null || true
+	} | sha256sum)
+	printf '%s\n' "$(cache_dir)/apt-answers/$1.${key%% *}"
+}
+
+# memo_keep FILE LINE...: the LINEs written to FILE; memos live a day.
+memo_keep()
+{
+	if ! { mkdir -p "${1%/*}" && printf '%s\n' "${@:2}" >"$1.tmp.$$" &&
+	       mv "$1.tmp.$$" "$1"; }; then
+		die "cannot keep apt's answers in ${1%/*}"
+	fi
+	find "${1%/*}" -type f -mmin +"$((DEB_LISTS_MAX_AGE / 60))" -delete 2>/dev/null || true
+}
+
+# apt_cache ARGS...: apt-cache ARGS's output and status, kept (a query costs
+# most of a second).
 apt_cache()
 {
-	local state=$APT_STATE key f out rc=0
+	local f out rc=0
 
-	[ "$APT_STATE_OF" = "x${APT_CONFIG:-}" ] || state=$(apt_state)
-	if [ -z "$state" ]; then
+	if ! f=$(apt_memo apt-cache "$@"); then
 		apt-cache "$@" 2>/dev/null
 		return
 	fi
-	key=$(printf '%s\0' "$state" "$@" | sha256sum)
-	f=$(cache_dir)/apt-answers/${key%% *}
 	if [ ! -f "$f" ]; then
 		out=$(apt-cache "$@" 2>/dev/null) || rc=$?
-		if ! { mkdir -p "${f%/*}" && printf '%s\n' "$rc" ${out:+"$out"} >"$f.tmp.$$" &&
-		       mv "$f.tmp.$$" "$f"; }; then
-			die "cannot keep apt's answers in ${f%/*}"
-		fi
-		find "${f%/*}" -type f -mmin +"$((DEB_LISTS_MAX_AGE / 60))" -delete 2>/dev/null ||
-			true
+		memo_keep "$f" "$rc" ${out:+"$out"}
 	fi
 	{ read -r rc; cat; } <"$f"
 	return "$rc"
 }
 
-# apt_state: a checksum of what apt answers from under APT_CONFIG: size,
-# time and inode of /etc/apt's configuration, sources and preferences, of
-# the lists (the machine's and the private configuration's), and of dpkg's
-# status (installed versions weigh in apt's policy).  An update, an install
-# or a changed source changes it.  Nothing where /etc/apt moves those files
-# elsewhere (Dir, Dir::State, Dir::Etc, Dir::Bin): no answer is kept then.
-apt_state()
-{
-	local private=()
-
-	if grep -Eqs '^[[:space:]]*Dir([[:space:]"{]|::(State|Etc|Bin))' \
-		/etc/apt/apt.conf /etc/apt/apt.conf.d/*; then
-		return 0
-	fi
-	[ -z "${APT_CONFIG:-}" ] ||
-		private=("$APT_CONFIG" "${APT_CONFIG%/*}"/{sources.list,preferences}*
-			 "${APT_CONFIG%/*}"/lists/*)
-	{
-		printf '%s\0' "${APT_CONFIG:-}"
-		stat -L -c '%s %y %i %n' /var/lib/dpkg/status /etc/apt/* /etc/apt/*.d/* \
-			/var/lib/apt/lists/* ${private[@]+"${private[@]}"} 2>/dev/null || true
-	} | sha256sum | cut -d' ' -f1
-}
-
-# apt_lists_fresh DIR: the private configuration DIR's lists were updated
-# less than DEB_LISTS_MAX_AGE ago.  A stamp dated in the future (a clock
-# set back, a copied cache) says nothing of their age: stale, or they would
-# never be updated.
+# apt_lists_fresh DIR: DIR's lists are younger than DEB_LISTS_MAX_AGE (an
+# update stamp in the future: stale).
 apt_lists_fresh()
 {
 	local age
@@ -98,16 +82,17 @@ apt_lists_fresh()
 	[ "$age" -ge 0 ] && [ "$age" -lt "$DEB_LISTS_MAX_AGE" ]
 }
 
-# APT_STATE: apt_state as deb_release left apt (for APT_CONFIG x$APT_STATE_OF),
-# so that the queries after it need not work it out again.
-APT_STATE='' APT_STATE_OF=''
-
-# deb_machine_suites: "LABEL SUITE URI" for each suite of the machine's own
-# apt sources (either format), as apt-cache policy reads them; LABEL is the
-# Release file's (Debian, Debian-Security).
-deb_machine_suites()
+# deb_release RELEASE [deb-src]: make apt serve RELEASE (or its sources):
+# the machine's apt when it lists RELEASE, else deb_private.  A backports
+# suite is private and alone (else apt's candidate is the release's kernel).
+deb_release()
 {
-	(unset APT_CONFIG; apt_cache policy) |
+	local rel=$1 kind=${2:-deb} suites label suite uri debian='' security='' machine=false
+
+	check_release "$rel"
+	unset APT_CONFIG
+	# "LABEL SUITE URI" for each suite of the machine's apt sources.
+	suites=$(apt_cache policy |
 		awk '$1 ~ /^[0-9]+$/ && $NF == "Packages" {
 			uri = $2; suite = $3; sub(/\/.*/, "", suite); next
 		     }
@@ -115,23 +100,7 @@ deb_machine_suites()
 			l = substr($2, RSTART, RLENGTH); sub(/^,?l=/, "", l)
 			print l, suite, uri
 		     }
-		     { uri = "" }' | sort -u
-}
-
-# deb_release RELEASE [deb-src]: make apt serve RELEASE (a codename or
-# suite: bookworm, bookworm-backports, sid, ...) and set APT_STATE for it:
-# the machine's own apt when its sources list that release, else a private
-# configuration (deb_private).  A backports suite is always private and
-# alone: with the release beside it apt's candidate is the release's kernel.
-# With deb-src, RELEASE's source packages (apt-get source), from a private
-# configuration of their own, $CACHE/apt/<release>-src.
-deb_release()
-{
-	local rel=$1 kind=${2:-deb} suites label suite uri debian='' security='' machine=false
-
-	check_release "$rel"
-	unset APT_CONFIG
-	suites=$(deb_machine_suites) || die "could not read the machine's apt sources"
+		     { uri = "" }' | sort -u) || die "could not read the machine's apt sources"
 	while read -r label suite uri; do
 		case $label in
 		Debian)
@@ -143,18 +112,14 @@ deb_release()
 		esac
 	done <<<"$suites"
 	$machine || deb_private "$rel" "$kind" "$debian" "$security"
-	APT_STATE=$(apt_state)
-	APT_STATE_OF=x${APT_CONFIG:-}
 }
 
-# deb_private RELEASE KIND DEBIAN SECURITY: APT_CONFIG exported for the
-# private configuration of RELEASE's KIND (deb or deb-src) from mirrors
-# DEBIAN and SECURITY (none: no -security suite), its lists updated when
-# missing or stale.  The suites of a default installation: the release, its
-# -updates and -security; sid or a backports suite alone.
+# deb_private RELEASE KIND DEBIAN SECURITY: APT_CONFIG exported for
+# RELEASE's KIND (deb, deb-src) from mirrors DEBIAN and SECURITY, in
+# $CACHE/apt/.  It sets only paths: /etc/apt/apt.conf.d/ stays in force.
 deb_private()
 {
-	local rel=$1 kind=$2 dir mirror suite conf fresh=true
+	local rel=$1 kind=$2 dir suites suite conf
 
 	[ -n "$3" ] || die "the machine's apt sources name no Debian mirror" \
 		"(no suite labelled Debian: run apt-get update)"
@@ -164,13 +129,11 @@ deb_private()
 		"$dir/sources.list.d" "$dir/preferences.d"
 	exec 8>"$dir.lock"
 	flock 8
-	case $rel in
-	sid | unstable | experimental | *-backports) echo "$3 $rel" ;;
-	*) printf '%s\n' "$3 $rel" "$3 $rel-updates" "${4:+$4 $rel-security}" ;;
-	esac | while read -r mirror suite; do
-		[ -z "$mirror" ] ||
-			printf '%s [signed-by=%s] %s %s main\n' "$kind" "$DEB_KEYRING" \
-				"$mirror" "$suite"
+	suites=("$3 $rel")
+	[[ $rel =~ ^(sid|unstable|experimental|.*-backports)$ ]] ||
+		suites+=("$3 $rel-updates" ${4:+"$4 $rel-security"})
+	for suite in "${suites[@]}"; do
+		echo "$kind [signed-by=$DEB_KEYRING] $suite main"
 	done >"$dir/sources.list.new"
 	printf '%s\n' "// module_async: Debian $rel beside the machine's apt" \
 		"Dir::Etc::sourcelist \"$dir/sources.list\";" \
@@ -179,22 +142,17 @@ deb_private()
 		"Dir::Etc::preferencesparts \"$dir/preferences.d\";" \
 		"Dir::State::Lists \"$dir/lists\";" \
 		"Dir::Cache \"$dir/cache\";" >"$dir/apt.conf.new"
+	# A file changed, its lists are stale; one left alone keeps apt_memo's key.
 	for conf in sources.list apt.conf; do
-		if cmp -s "$dir/$conf.new" "$dir/$conf"; then
-			rm "$dir/$conf.new"
-		else
-			mv "$dir/$conf.new" "$dir/$conf"
-			fresh=false
-		fi
+		cmp -s "$dir/$conf.new" "$dir/$conf" && rm "$dir/$conf.new" && continue
+		mv "$dir/$conf.new" "$dir/$conf"
+		rm -f "$dir/updated"
 	done
 	export APT_CONFIG=$dir/apt.conf
-	if [ "$(apt-config dump --format '%v%n' Dir::State::Lists)" != "$dir/lists" ] ||
-	   [ "$(apt-config dump --format '%v%n' Dir::Etc::sourcelist)" != \
-	     "$dir/sources.list" ]; then
+	[ "$(apt-config dump --format '%v%n' Dir::State::Lists Dir::Etc::sourcelist)" = \
+	  "$dir/lists"$'\n'"$dir/sources.list" ] ||
 		die "/etc/apt/apt.conf.d overrides the paths $APT_CONFIG sets"
-	fi
-	if ! $fresh || ! apt_lists_fresh "$dir"; then
-		rm -f "$dir/updated"
+	if ! apt_lists_fresh "$dir"; then
 		log "apt-get update for Debian $rel${kind#deb} (lists in $dir/lists)"
 		apt_get update -q -o APT::Update::Error-Mode=any >&2 ||
 			die "apt-get update for Debian $rel failed (sources: $dir/sources.list)"
@@ -203,26 +161,26 @@ deb_private()
 	exec 8>&-
 }
 
-# deb_field PACKAGE VERSION FIELD: a field of the package from apt's
-# (signed) indexes; empty when apt does not know that version.  The readers
-# of apt's output here read it to its end: one that stopped early (awk's
-# exit, head) would kill apt with SIGPIPE, a failure under pipefail.
+# deb_field PACKAGE VERSION FIELD: the field, empty for a version apt does
+# not know.  Readers of apt read to the end (else SIGPIPE fails the pipe).
 deb_field()
 {
 	apt_cache show "$1=$2" |
 		awk -v f="$3:" '$1 == f && !n++ { sub(/^[^:]*: */, ""); print }'
 }
 
-# deb_default_version PACKAGE: the candidate version apt would install.
-deb_default_version()
+# deb_version PACKAGE [DEBVERSION]: DEBVERSION, else apt's candidate, or fail.
+deb_version()
 {
-	apt_cache policy "$1" |
-		awk '$1 == "Candidate:" && !n++ { print $2 }'
+	local ver=${2:-}
+
+	[ -n "$ver" ] ||
+		ver=$(apt_cache policy "$1" | awk '$1 == "Candidate:" && !n++ { print $2 }')
+	[ -n "$ver" ] && [ "$ver" != "(none)" ] && printf '%s\n' "$ver"
 }
 
-# deb_index VERSION PACKAGE...: for each package apt's (signed) indexes know
-# at VERSION, a line "PACKAGE SHA256 ARCH" (one apt-cache call: each costs
-# most of a second).
+# deb_index VERSION PACKAGE...: "PACKAGE SHA256 ARCH" for each package apt
+# knows at VERSION (one apt-cache call).
 deb_index()
 {
 	local ver=$1 pkg args=()
@@ -239,23 +197,20 @@ deb_index()
 }
 
 # deb_fetch PACKAGE VERSION SHA256 ARCH DIR: DIR/PACKAGE_VERSION_ARCH.deb
-# with that sha256 (from deb_index), downloaded with apt-get (which checks it
-# against the index too) unless it is already there.  Prints its path.
+# with that sha256 (deb_index's), downloaded unless there; prints its path.
 deb_fetch()
 {
 	local pkg=$1 ver=$2 sha=$3 arch=$4 dir=$5 deb dl fetched
 
 	deb="$dir/${pkg}_${ver//:/%3a}_$arch.deb"
 	stale_remove "$dir/.download."
-	if [ -f "$deb" ]; then
-		if [ "$(sha256sum <"$deb")" = "$sha  -" ]; then
-			log "using cached ${deb##*/}"
-			printf '%s\n' "$deb"
-			return
-		fi
-		log "cached ${deb##*/} does not match apt's sha256: downloading again"
-		rm -f "$deb"
+	if [ -f "$deb" ] && [ "$(sha256sum <"$deb")" = "$sha  -" ]; then
+		log "using cached ${deb##*/}"
+		printf '%s\n' "$deb"
+		return
 	fi
+	[ ! -f "$deb" ] || log "cached ${deb##*/} does not match apt's sha256: downloading again"
+	rm -f "$deb"
 	mkdir -p "$dir"
 	dl=$(mktemp -d "$dir/.download.$$.XXXXXX")
 	log "downloading $pkg=$ver"
@@ -271,24 +226,20 @@ deb_fetch()
 	printf '%s\n' "$deb"
 }
 
-# deb_depends PACKAGE VERSION REGEX: the packages PACKAGE at VERSION depends
-# on (any alternative) whose names match REGEX, one a line.
+# deb_depends PACKAGE VERSION REGEX: what PACKAGE at VERSION depends on (any
+# alternative) whose names match REGEX, one a line.
 deb_depends()
 {
 	deb_field "$1" "$2" Depends | tr ',|' '\n' |
 		awk -v re="$3" '{ sub(/^ +/, ""); sub(/ .*/, "") } $0 ~ re'
 }
 
-# The name of a Debian amd64 kernel image of any generation:
-# linux-image-5.10.0-46-amd64, -6.1.0-57-amd64, -6.12.118+deb13-amd64,
-# -7.2.13+deb14-amd64; no flavour (cloud, rt), no -unsigned, -dbg twin.
+# A Debian amd64 kernel image of any generation (linux-image-5.10.0-46-amd64,
+# -7.2.13+deb14-amd64), no flavour (cloud, rt), no -unsigned, -dbg twin.
 readonly DEB_IMAGE_RE='^linux-image-[0-9]+\.[0-9]+\.[0-9]+(-[0-9]+)?(\+[a-z0-9]+)?-amd64$'
 
-# deb_kernel_release DEBVERSION: the release (e.g. 6.1.0-57-amd64,
-# 7.2.13+deb14-amd64) of Debian's amd64 kernel built at that version, from
-# what the linux-image-amd64 metapackage depends on or, when the metapackage
-# is not at that version (6.12.118+deb12-amd64), from the image packages apt
-# knows at it.
+# deb_kernel_release DEBVERSION: the release (6.1.0-57-amd64) of the kernel
+# linux-image-amd64 depends on, else (6.12.118+deb12) the image at DEBVERSION.
 deb_kernel_release()
 {
 	local ver=$1 images pkg
@@ -306,12 +257,9 @@ deb_kernel_release()
 	printf '%s\n' "${pkg#linux-image-}"
 }
 
-# headers_makefile HEADERS COMMON: Debian's linux-headers-<krel>/Makefile
-# (HEADERS, on stdin) includes the -common headers' (COMMON) by an absolute
-# /usr/src path, and 7.2's first names its own directory as KBUILD_OUTPUT;
-# prints it with both made relative to the Makefile itself (MAKEFILE_HERE,
-# make's name for its directory), so that an unpacked entry works wherever
-# the cache is.  Any other line: die.
+# headers_makefile HEADERS COMMON: HEADERS' Makefile (stdin), its include of
+# COMMON's and 7.2's KBUILD_OUTPUT made relative to it (an entry works
+# wherever the cache is).  Any other line: die.
 # shellcheck disable=SC2016 # make expands it
 readonly MAKEFILE_HERE='$(dir $(lastword $(MAKEFILE_LIST)))'
 headers_makefile()
@@ -331,17 +279,4 @@ headers_makefile()
 		esac
 	done
 	$included || die "$1/Makefile does not include /usr/src/$2/Makefile as expected"
-}
-
-# stock_version [DEBVERSION]: the requested version, or the one
-# linux-image-amd64 points to.
-stock_version()
-{
-	local ver=${1:-}
-
-	[ -n "$ver" ] || ver=$(deb_default_version linux-image-amd64)
-	if [ -z "$ver" ] || [ "$ver" = "(none)" ]; then
-		die "apt knows no linux-image-amd64 (is this Debian? run apt-get update)"
-	fi
-	printf '%s\n' "$ver"
 }

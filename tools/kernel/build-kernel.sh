@@ -2,23 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # build-kernel.sh - a small x86_64 kernel for the suite's VM, built out of
-# tree (usage below).  The configuration is tinyconfig + the suite's config
-# + tools/kernel/kconfig/boot.config, each value those two ask for checked
-# to have survived olddefconfig.
-#
-# The entry, $CACHE/build/<debversion>-<variant>-<key>/, <key> a short hash
-# of its stamp (recipe, source, variant, config, patches, each by content),
-# is laid out as fetch-kernel.sh's: vmlinuz, krel, lib/modules/<krel>/, kdir
-# (the build tree), config, System.map and build-id (vmlinux's GNU build ID,
-# checked to be the one vmlinuz holds).
-#
-# The build tree, $CACHE/build/tree/<debversion>-<variant>/ (for --ksrc,
-# ksrc-<hash of its identity>-<variant>/), is kept between builds so that a
-# rebuild compiles only what changed: src/ is a hard-linked copy of the
-# source (.git left out) whose patched files are replaced, never written in
-# place; obj/ is the O= directory.  The entries of a tree share it: one is
-# reused only while the tree's key is its own, else the tree is rebuilt
-# (incrementally) for it.
+# tree.  The entry, $CACHE/build/<debversion>-<variant>-<key>/ (<key> a hash
+# of its stamp), is laid out as fetch-kernel.sh's, plus config, System.map
+# and build-id.  The build tree, $CACHE/build/tree/<debversion>-<variant>/
+# (--ksrc: ksrc-<hash of its identity>-<variant>/), is kept so that a
+# rebuild compiles only what changed: src/ a hard-linked copy of the source
+# whose patched files are replaced, never written in place; obj/ the O=
+# directory.  An entry is reused only while the tree's key is its own.
 
 set -euo pipefail
 
@@ -36,32 +26,22 @@ usage()
 Usage: $PROG --variant VARIANT [--patch FILE]... [--src X.Y] [--dist RELEASE]
        [--kver DEBVERSION] [--source DIR] [--ksrc DIR]
 
-Build a kernel from Debian's linux-source-X.Y out of tree and print the path
-of its cache entry (vmlinuz, krel, lib/modules/<krel>/, kdir) as the last line.
+Build a kernel (tinyconfig + config + kconfig/boot.config) from Debian's
+linux-source-X.Y out of tree and print its cache entry's path.
 
-  --variant V        one of $SOURCE_VARIANTS: vanilla the source as Debian
-                     ships it, the others with tools/kernel/patches/V/<X.Y>/*
-  --patch FILE       apply FILE (patch -p1, no fuzz) after the variant's own
-                     patches; repeatable, applied in the order given
-  --src X.Y          the source series (default: that of --kver, else 6.1)
-  --dist RELEASE     the Debian release to take the source from (default: the
-                     one that carries the series)
-  --kver DEBVERSION  Debian version of linux-source-X.Y (e.g. 6.1.192-3);
-                     default: \$KVER, else fetch-source.sh's choice
-  --source DIR       an unpacked source tree instead of fetch-source.sh's
-                     (only read)
+  --variant V        $SOURCE_VARIANTS: vanilla as Debian ships it,
+                     the others with tools/kernel/patches/V/<X.Y>/*
+  --patch FILE       apply FILE (patch -p1, no fuzz) after the variant's
+                     patches; repeatable, in the order given
+  --src, --dist, --kver   fetch-source.sh's --series, --dist, --kver
+  --source DIR       an unpacked source tree instead (only read)
   --ksrc DIR         a clean kernel tree of your own (not with --src, --dist,
                      --kver, --source), only read, keyed by its content
   --help             show this help
-
-make's output goes to the build tree's make.log, its tail shown on failure.
-Cache: \${MODULE_ASYNC_CACHE:-\${XDG_CACHE_HOME:-\$HOME/.cache}/module_async}/build
-An entry whose .complete stamp matches is reused without building.
 EOF
 }
 
-# makefile_version DIR N: the first N of VERSION, PATCHLEVEL and SUBLEVEL
-# of the kernel tree DIR, joined by dots.
+# makefile_version DIR N: the first N of the tree DIR's VERSION.PATCHLEVEL.SUBLEVEL.
 makefile_version()
 {
 	awk -v n="$2" '$1 == "VERSION" { v[1] = $3 } $1 == "PATCHLEVEL" { v[2] = $3 }
@@ -70,11 +50,8 @@ makefile_version()
 }
 
 # ksrc_identity DIR: what the --ksrc tree DIR holds, one line: for a git work
-# tree (DIR its top) HEAD, the sha256 of "git diff HEAD --binary" (every
-# change to a tracked file, staged or not) and of the untracked files git
-# does not ignore, path and content; else the sha256 of every file's path
-# and content (.git aside; 1.3 GB read, some seconds).  Only read: git with
-# --no-optional-locks leaves the index as it is.
+# tree (DIR its top) HEAD and the sha256 of its changes and untracked files;
+# else of every file (some seconds).  --no-optional-locks: the index stays.
 ksrc_identity()
 {
 	local head
@@ -93,8 +70,8 @@ ksrc_identity()
 }
 
 # entry_stamp VARIANT SOURCE CONFIG FRAGMENT PATCH...: what the entry is made
-# from, each input by content; a patch by its file name, not its directory,
-# so that a series moved keeps the keys of the entries built before.
+# from, by content; a patch by its file name, not its directory (a series
+# moved keeps its keys).
 entry_stamp()
 {
 	local p
@@ -107,9 +84,8 @@ entry_stamp()
 	done
 }
 
-# new_tree SOURCE TREE: TREE/src a copy of SOURCE, .git left out (what git
-# would say of the copy is not the source's to say): hard links, which cost
-# no space, else (another file system) files.
+# new_tree SOURCE TREE: TREE/src a copy of SOURCE, .git left out: hard
+# links, else (another file system) files.
 new_tree()
 {
 	local how
@@ -128,50 +104,22 @@ new_tree()
 	mv "$2.new" "$2"
 }
 
-# patch_paths PATCH: the files a -p1 patch names (old and new names).
-patch_paths()
-{
-	awk '
-	function strip(p) {
-		sub(/\t.*/, "", p)
-		if (p == "/dev/null")
-			return ""
-		sub(/^[^\/]*\//, "", p)
-		return p
-	}
-	/^(rename|copy) (from|to) / { print substr($0, index($0, $3)); next }
-	/^\+\+\+ / && prev ~ /^--- / {
-		a = strip(substr(prev, 5)); b = strip(substr($0, 5))
-		if (a != "") print a
-		if (b != "") print b
-	}
-	{ prev = $0 }' "$1" | sort -u
-}
-
-# patch_tree TREE SOURCE KVER PATCH...: TREE/src made SOURCE with the
-# PATCHes applied.  The files they name now or named last time
-# (TREE/patched-files) are copied from SOURCE into a scratch directory and
-# patched there (a patch that does not apply leaves the tree as it was);
-# then each whose content differs from TREE/src's is replaced (or removed),
-# so that make sees a newer file and rebuilds only what depends on it.  A
-# change removes TREE/key: no entry's kdir is the tree until it is built.
+# patch_tree TREE SOURCE KVER PATCH...: TREE/src made SOURCE + PATCHes: the
+# files they name now or named last time (TREE/patched-files), patched in a
+# scratch copy, replace TREE/src's where they differ.  A change removes
+# TREE/key: no entry's kdir is the tree until it is built.
 patch_tree()
 {
-	local tree=$1 source=$2 kver=$3 stage f p out have changed=0 wanted=() files=()
+	local tree=$1 source=$2 kver=$3 stage p out wanted changes
 
 	shift 3
 	stage=$(mktemp -d "$tree/stage.XXXXXX")
-	mapfile -t wanted < <(for p; do patch_paths "$p"; done | sort -u)
-	mapfile -t files < <(printf '%s\n' ${wanted[@]+"${wanted[@]}"} |
-		sort -u - "$tree/patched-files" | sed '/^$/d')
-	for f in "${files[@]}"; do
-		case $f in
-		/*|../*|*/../*) die "patch names a path outside the tree: $f" ;;
-		esac
-		[ -f "$source/$f" ] || continue
-		mkdir -p "$(dirname "$stage/$f")"
-		cp "$source/$f" "$stage/$f"
-	done
+	# git apply --numstat -z: "ADDED\tDELETED\tPATH" or, renamed, "...\t\0OLD\0NEW".
+	wanted=$(for p; do git apply --numstat -z "$p" | tr '\0' '\n' |
+		awk -F'\t' 'NF == 3 && $3 != "" { print $3 } NF == 1 && $0 != ""'; done | sort -u)
+	sort -u - "$tree/patched-files" <<<"$wanted" | sed '/^$/d' >"$stage.files"
+	! grep -E '^/|^\.\./|/\.\./' "$stage.files" || die "a patch names a path outside the tree"
+	rsync -a --files-from="$stage.files" --ignore-missing-args "$source/" "$stage/"
 	for p; do
 		log "applying ${p##*/}"
 		out=$(patch -p1 --batch --forward --fuzz=0 --no-backup-if-mismatch -r - \
@@ -181,33 +129,21 @@ patch_tree()
 			"(applied in order: ${*##*/}); the build tree is unchanged"
 	done
 	# If this is interrupted, the next run must still visit every file.
-	printf '%s\n' "${files[@]}" >"$tree/patched-files"
-	for f in "${files[@]}"; do
-		have=$tree/src/$f
-		if [ ! -f "$stage/$f" ]; then
-			[ -e "$have" ] || continue
-			rm -f "$tree/key" "$have"
-			log "removed $f"
-		elif [ -f "$have" ] && cmp -s "$stage/$f" "$have"; then
-			continue
-		else
-			rm -f "$tree/key"
-			mkdir -p "$(dirname "$have")"
-			cp "$stage/$f" "$have.ma-new"
-			mv -f "$have.ma-new" "$have"
-			log "updated $f"
-		fi
-		changed=$((changed + 1))
-	done
-	printf '%s\n' ${wanted[@]+"${wanted[@]}"} >"$tree/patched-files"
-	rm -rf "$stage"
-	log "$changed source file(s) changed since the last build of this tree"
+	cp "$stage.files" "$tree/patched-files"
+	# Files replaced (written anew, never in place), or removed.
+	changes=$(rsync -rc --files-from="$stage.files" --delete-missing-args -i \
+		"$stage/" "$tree/src/" | grep -E '^(>f|\*deleting)' || true)
+	[ -z "$changes" ] || rm -f "$tree/key"
+	printf '%s\n' "$wanted" >"$tree/patched-files"
+	rm -rf "$stage" "$stage.files"
+	log "$(grep -c . <<<"$changes") source file(s) changed since the last build" \
+		"of this tree${changes:+:$'\n'$changes}"
 }
 
 # run_make TREE ARGS...: make in TREE/src, its output in TREE/make.log.
 run_make()
 {
-	make -C "$1/src" "${@:2}" >>"$1/make.log" 2>&1
+	make -C "$1/src" "${@:2}" >>"$1/make.log" 2>&1 || fail_make "$1" "make ${*: -1}"
 }
 
 # fail_make TREE WHAT: die, with make.log's tail.
@@ -217,13 +153,12 @@ fail_make()
 	die "$2 failed (full log: $1/make.log)"
 }
 
-# configure TREE STAMP: TREE/obj/.config made from tinyconfig, CONFIG and
-# FRAGMENT.  It is made in TREE/kconfig, so that obj/.config changes (and
-# make rebuilds) only when the result differs, and made again only when its
-# inputs change: the stamp's (patches aside) and the Kconfig files patched.
+# configure TREE STAMP: TREE/obj/.config from tinyconfig, CONFIG, FRAGMENT,
+# made in TREE/kconfig when its inputs (STAMP but patches, Kconfig files
+# patched) change; obj/.config changed only when the result differs.
 configure()
 {
-	local tree=$1 kc=$1/kconfig inputs f line sym got lost=''
+	local tree=$1 kc=$1/kconfig inputs f lost
 
 	inputs=$(
 		printf '%s\n' "$2" | grep -v '^patch '
@@ -240,33 +175,24 @@ configure()
 	else
 		log "configuring: tinyconfig + ${CONFIG##*/} + ${FRAGMENT##*/}"
 		rm -f "$kc/inputs"
-		run_make "$tree" O="$kc" tinyconfig || fail_make "$tree" "make tinyconfig"
+		run_make "$tree" O="$kc" tinyconfig
 		(cd "$kc" && "$tree/src/scripts/kconfig/merge_config.sh" -m -O "$kc" \
 			"$kc/.config" "$CONFIG" "$FRAGMENT") >>"$tree/make.log" 2>&1 ||
 			fail_make "$tree" "merge_config.sh"
-		run_make "$tree" O="$kc" olddefconfig || fail_make "$tree" "make olddefconfig"
+		run_make "$tree" O="$kc" olddefconfig
 	fi
-	# merge_config.sh has a check of its own, but (in 6.1) it only warns,
-	# exits 0, and checks tinyconfig's lines too: this one fails, naming
-	# each value of the fragments lost (of two that disagree, one is).
-	for f in "$CONFIG" "$FRAGMENT"; do
-		while IFS= read -r line; do
-			case $line in
-			CONFIG_*=*)
-				sym=${line%%=*}
-				grep -qxF -- "$line" "$kc/.config" && continue ;;
-			"# CONFIG_"*" is not set")
-				sym=${line#\# }
-				sym=${sym%% *}
-				grep -q "^$sym=" "$kc/.config" || continue ;;
-			*) continue ;;
-			esac
-			got=$(grep -E "^($sym=|# $sym is not set)" "$kc/.config" || true)
-			lost+="  $line (from ${f##*/}): got ${got:-nothing}"$'\n'
-		done <"$f"
-	done
+	# Each value of the fragments lost (merge_config.sh only warns).
+	lost=$(awk 'FNR == 1 { f++ }
+		/^CONFIG_/ { sym = substr($0, 1, index($0, "=") - 1) }
+		/^# CONFIG_.* is not set$/ { sym = $2 }
+		f == 1 { if (/^CONFIG_/) got[sym] = $0; next }
+		!/^CONFIG_/ && !/^# CONFIG_.* is not set$/ { next }
+		{ have = sym in got ? got[sym] : "" }
+		/^CONFIG_/ && have != $0 || /^# / && have != "" {
+			print "  " $0 " (from " FILENAME "): got " (have == "" ? "nothing" : have)
+		}' "$kc/.config" "$CONFIG" "$FRAGMENT")
 	if [ -n "$lost" ]; then
-		printf '%s' "$lost" >&2
+		printf '%s\n' "$lost" >&2
 		die "these config values did not survive make olddefconfig; add what they" \
 			"depend on (to find it: make -C $tree/src O=$kc menuconfig, then /)"
 	fi
@@ -279,19 +205,9 @@ configure()
 	fi
 }
 
-# compile TREE CACHE: bzImage and the modules in TREE/obj.  Compiles go
-# through ccache where it is installed, one store (CACHE/ccache) for every
-# tree: CCACHE_BASEDIR makes the trees' paths relative (kbuild maps
-# __FILE__ with -fmacro-prefix-map), so another variant of a source built
-# before, or a --ksrc copy of it, compiles only what its patches change.
-# Depend mode takes a compile's inputs from the compiler's own dependency
-# file, not from a second preprocessor run (a cold build 10%, not 45%,
-# slower here).  An .incbin source goes past ccache (tools/kernel/ccache-cc
-# says why): keyed on piggy.S's text, which names only the payload's sizes,
-# ccache once gave two kernels of one compressed size one piggy.o, and the
-# boot image held the older kernel.  The wrapper runs from the tree under a
-# name made of its checksum: a changed wrapper changes kbuild's command
-# line, and kbuild compiles again what it compiled.
+# compile TREE CACHE: bzImage and modules in TREE/obj, through ccache-cc if
+# ccache is here: one store, paths relative (CCACHE_BASEDIR), depend mode.
+# The wrapper's name holds its checksum: a new one makes kbuild compile again.
 compile()
 {
 	local tree=$1 cc=() ccwrap hit all bypassed hits='' start=$SECONDS
@@ -313,8 +229,7 @@ compile()
 		log "no ccache: every compile runs (deps.sh installs it)"
 	fi
 	log "building bzImage and modules with $(nproc) jobs (log: $tree/make.log)"
-	run_make "$tree" O="$tree/obj" -j"$(nproc)" ${cc[@]+"${cc[@]}"} bzImage modules ||
-		fail_make "$tree" "make bzImage modules"
+	run_make "$tree" O="$tree/obj" -j"$(nproc)" ${cc[@]+"${cc[@]}"} bzImage modules
 	if [ ${#cc[@]} -gt 0 ]; then
 		# The stats log: one line a counter a compile, e.g. direct_cache_hit.
 		hit=$(grep -c '_cache_hit$' "$CCACHE_STATSLOG" || true)
@@ -326,10 +241,9 @@ compile()
 	log "built in $((SECONDS - start)) s$hits"
 }
 
-# make_entry TREE ENTRY KEY STAMP: the entry of TREE's build.  The image
-# that will boot must hold the vmlinux just linked (kernel_image_check in
-# lib.sh: their build IDs), else nothing of this build is trusted and its
-# boot wrapper is removed, for the next build to make again.
+# make_entry TREE ENTRY KEY STAMP: the entry of TREE's build, refused (the
+# boot wrapper removed, to be made again) unless the image holds the
+# vmlinux just linked (their build IDs).
 make_entry()
 {
 	local obj=$1/obj tmp krel build_id kos
@@ -339,8 +253,7 @@ make_entry()
 	entry_tmp "$2"
 	trap cleanup EXIT
 	tmp=$ENTRY_TMP
-	run_make "$1" O="$obj" INSTALL_MOD_PATH="$tmp" modules_install ||
-		fail_make "$1" "make modules_install"
+	run_make "$1" O="$obj" INSTALL_MOD_PATH="$tmp" modules_install
 	[ -s "$tmp/lib/modules/$krel/modules.dep" ] || die "modules_install wrote no modules.dep"
 	if ! build_id=$(kernel_image_check "$obj/arch/x86/boot/bzImage" "$obj/vmlinux" \
 			"$1/src/scripts/extract-vmlinux"); then
@@ -363,8 +276,7 @@ make_entry()
 	log "kernel $krel ready: ${2##*/}"
 }
 
-# The build tree of this run (set once, in main), whose scratch directories
-# go on exit with the entry's.
+# The build tree of this run, whose scratch directories go on exit.
 tree=
 cleanup()
 {
@@ -394,14 +306,6 @@ main()
 	[ -n "$variant" ] || usage_error "--variant is required"
 	is_source_variant "$variant" ||
 		usage_error "bad variant '$variant' (one of: $SOURCE_VARIANTS)"
-	[ -z "$kver" ] || check_debversion "$kver"
-	if [ -n "$series" ]; then
-		[[ $series =~ ^[0-9]+\.[0-9]+$ ]] ||
-			usage_error "bad --src '$series' (X.Y, e.g. 7.2)"
-		[ -z "$kver" ] || [[ $kver == "$series".* ]] ||
-			usage_error "version $kver is not of series $series"
-	fi
-	[ -z "$dist" ] || check_release "$dist"
 	if [ -n "$ksrc" ]; then
 		[ -z "$series$dist$kver$source_dir" ] ||
 			usage_error "--ksrc is a tree of your own:" \
@@ -415,9 +319,10 @@ main()
 			usage_error "cannot read '$p'"
 		fi
 	done
-	need_cmd make gcc patch cmp sha256sum flock depmod readelf
+	need_cmd make gcc patch git rsync cmp sha256sum flock depmod readelf
 
-	# The source, and its series: the tree's own, whatever asked for it.
+	# The source (fetch-source.sh checks --src, --dist, --kver), and its
+	# series: the tree's own, whatever asked for it.
 	[ -n "$source_dir" ] ||
 		source_dir=$("$TOOLS/kernel/fetch-source.sh" ${dist:+--dist "$dist"} \
 			${series:+--series "$series"} ${kver:+--kver "$kver"} | tail -n 1)
@@ -486,10 +391,8 @@ main()
 	: >"$tree/make.log"
 	configure "$tree" "$stamp"
 	export KBUILD_BUILD_USER=module_async KBUILD_BUILD_HOST=build-kernel
-	# A fixed version string, "#1 <debversion> <variant> <key>" in uname -v,
-	# that names the build and keeps a rebuild without changes from
-	# relinking.  (The _VERSION_TIMESTAMP is Debian's; others take the fixed
-	# date instead.)
+	# uname -v "#1 <debversion> <variant> <key>" (Debian's; elsewhere the
+	# source's date): a rebuild without changes does not relink.
 	export KBUILD_BUILD_VERSION=1 KBUILD_BUILD_VERSION_TIMESTAMP="$kver $variant $key"
 	KBUILD_BUILD_TIMESTAMP=$(date -u -R -d "@$(stat -c %Y "$source_dir/Makefile")")
 	export KBUILD_BUILD_TIMESTAMP

@@ -1,28 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# fetch-kernel.sh - Debian's stock amd64 kernel of a release unpacked into
-# the cache (usage below): the entry $CACHE/stock/<release>/<debversion>/
-# holds vmlinuz, krel, lib/modules/<krel>/ (depmod's indexes made here),
-# kdir (make -C kdir KBUILD_EXTMOD=...), kdir.how (which tree, why),
-# debs.sha256 and .md5sums (the packages' checksums, for entry_verify).
-#
-# The packages are found by what they are, not by version: the image is
-# the one linux-image-amd64 depends on; the kernel's files come from its
-# -unsigned twin where Debian has one (5.10, 6.1, 6.12), else from the
-# packages it depends on (7.2: linux-binary-*, -modules-*, -base-*, their
-# usr/lib/modules/<krel>/ moved to lib/modules/<krel>/); the headers bring
-# the -common headers and kbuild.  kdir is decided from their Depends:
-#   headers  linux-headers-<krel> as they are, where the gcc-NN they depend
-#            on is installed and the kbuild host tools' libc6 satisfied
-#            (bookworm's 6.1, bookworm-backports' 6.12);
-#   source   else linux-source-<x.y> of that version (fetch-source.sh)
-#            prepared out of tree with this machine's gcc, the headers'
-#            .config and Module.symvers and KERNELRELEASE=<krel> (bullseye's
-#            5.10, trixie's 6.12, sid's 7.2): the config symbols the
-#            compiler changed are listed in kdir.config-changes, and the
-#            entry is refused unless a module built against kdir has the
-#            stock modules' vermagic.  Compiler flags are never edited.
+# fetch-kernel.sh - Debian's stock amd64 kernel unpacked into the cache,
+# $CACHE/stock/<release>/<debversion>/: vmlinuz, krel, lib/modules/<krel>/,
+# kdir (make -C kdir KBUILD_EXTMOD=...), kdir.how, .md5sums.
+# As fetch-source.sh (a link to it): linux-source-<x.y>'s tarball unpacked,
+# $CACHE/source/<debversion>/linux-source-<x.y>/.
 
 set -euo pipefail
 
@@ -35,37 +18,83 @@ PROG=${0##*/}
 usage()
 {
 	cat <<EOF
-Usage: $PROG [--dist RELEASE] [--kver DEBVERSION]
+Usage: fetch-kernel.sh [--dist RELEASE] [--kver DEBVERSION]
+       fetch-source.sh [--dist RELEASE] [--series X.Y] [--kver DEBVERSION]
 
-Download Debian's stock amd64 kernel packages of a release with apt-get
-download, unpack them into the cache, make the tree modules are built
-against and print the entry's path.
+Download Debian's stock amd64 kernel or linux-source-X.Y with apt-get,
+unpack it into the cache (reused offline) and print its path.
 
-  --dist RELEASE     Debian release, one of: $(deb_releases | paste -sd' ')
-                     default: \$DIST, else bookworm
-  --kver DEBVERSION  Debian package version (e.g. 6.1.192-3); default: \$KVER,
-                     else the version linux-image-amd64 points to in RELEASE
+  --dist RELEASE     $(deb_releases | paste -sd' ')
+                     default: \$DIST, else bookworm; the source's: the first
+                     release that carries the series
+  --series X.Y       $(deb_series | paste -sd' ') (default: --kver's, else the kernel's)
+  --kver DEBVERSION  package version (default: \$KVER, else apt's candidate)
   --help             show this help
-
-Cache: \${MODULE_ASYNC_CACHE:-\${XDG_CACHE_HOME:-\$HOME/.cache}/module_async}
-A complete entry is reused without network access.
 EOF
 }
 
-# cached ENTRY STAMP: ENTRY, made from STAMP, is there, intact, with its
-# checksums: printed, and the run is done.  ENTRY's lock stays held.
+# cached ENTRY STAMP [PATH]: ENTRY (its lock held) is complete, made from
+# STAMP, with PATH (a kernel's: its checksums): ENTRY/PATH printed, the run done.
 cached()
 {
 	entry_lock "$1"
-	entry_valid "$1" "$2" && [ -f "$1/$ENTRY_SUMS" ] || return 0
+	entry_valid "$1" "$2" && [ -e "$1/${3:-$ENTRY_SUMS}" ] || return 0
 	log "using cached $1"
-	printf '%s\n' "$1"
+	printf '%s\n' "$1${3:+/$3}"
 	exit 0
 }
 
-# entry_sums KREL DEB...: the checksums of the entry's files, the packages'
-# own (DEBIAN/md5sums) at the entry's paths: 7.2's modules moved out of
-# usr/, and without the headers' Makefile, which is made here.
+# stock_version [DEBVERSION]: DEBVERSION, else linux-image-amd64's candidate.
+stock_version()
+{
+	deb_version linux-image-amd64 "${1:-}" ||
+		die "apt knows no linux-image-amd64 (is this Debian? run apt-get update)"
+}
+
+# fetch_source DIST SERIES KVER: the source tree, printed (fetch-source.sh);
+# SERIES by default KVER's, DIST the first release carrying SERIES.
+fetch_source()
+{
+	local dist=$1 series=$2 kver=$3 src pkg sha arch stamp entry deb
+
+	[ -n "$series" ] || [[ ! $kver =~ ^([0-9]+\.[0-9]+)\. ]] || series=${BASH_REMATCH[1]}
+	[ -n "$dist" ] || dist=$(series_release "$series")
+	dist=${dist:-bookworm}
+	"$TOOLS/deps.sh" || die "missing packages"
+	need_cmd apt-cache apt-get dpkg-deb sha256sum flock tar xz
+	deb_release "$dist"
+	if [ -n "$series" ]; then
+		kver=$(deb_version "linux-source-$series" "$kver") ||
+			die "Debian $dist has no linux-source-$series" \
+				"(see apt-cache madison linux-source-$series; give --dist)"
+	fi
+	kver=$(stock_version "$kver")
+	[[ $kver =~ ^([0-9]+\.[0-9]+)\. ]] || die "unexpected kernel version '$kver'"
+	src=linux-source-${BASH_REMATCH[1]}
+	read -r pkg sha arch < <(deb_index "$kver" "$src") || true
+	[ "${pkg:-}" = "$src" ] ||
+		die "package $src version $kver is not known to apt in Debian $dist" \
+			"(see apt-cache madison $src)"
+	stamp="$sha  ${src}_$kver"
+	entry=$(cache_dir)/source/$kver
+	cached "$entry" "$stamp" "$src"
+	[ ! -e "$entry" ] || log "$entry is incomplete or stale: rebuilding it"
+	entry_remove "$entry"
+	deb=$(deb_fetch "$src" "$kver" "$sha" "$arch" "$(cache_dir)/debs")
+	entry_tmp "$entry"
+	log "unpacking $src.tar.xz"
+	dpkg-deb --fsys-tarfile "$deb" | tar -xO "./usr/src/$src.tar.xz" |
+		tar -x -I 'xz -T0' -C "$ENTRY_TMP"
+	if [ ! -f "$ENTRY_TMP/$src/Makefile" ] || [ ! -f "$ENTRY_TMP/$src/kernel/async.c" ]; then
+		die "$src.tar.xz did not unpack to a kernel tree in $src/"
+	fi
+	entry_commit "$entry" "$stamp"
+	log "source $src ($kver) ready"
+	printf '%s\n' "$entry/$src"
+}
+
+# entry_sums KREL DEB...: the packages' md5sums at the entry's paths, the
+# rewritten headers' Makefile left out.
 entry_sums()
 {
 	local deb
@@ -77,42 +106,22 @@ entry_sums()
 		grep -v "^[0-9a-f]\{32\}  usr/src/linux-headers-$1/Makefile\$"
 }
 
-# config_changes OLD NEW: "SYMBOL OLD -> NEW" for each symbol whose value
-# differs ("n" for unset, "-" for absent).
-config_changes()
-{
-	awk 'FNR == 1 { f++ }
-	     /^CONFIG_/ { i = index($0, "="); k = substr($0, 1, i - 1); v = substr($0, i + 1) }
-	     /^# CONFIG_.* is not set$/ { k = $2; v = "n" }
-	     !/^CONFIG_/ && !/^# CONFIG_.* is not set$/ { next }
-	     f == 1 { a[k] = v; next }
-	     { b[k] = v }
-	     END {
-		for (k in a)
-			if (!(k in b)) print k, a[k], "->", "-"
-			else if (a[k] != b[k]) print k, a[k], "->", b[k]
-		for (k in b) if (!(k in a)) print k, "-", "->", b[k]
-	     }' "$1" "$2" | sort
-}
-
-# prepare_source TMP SOURCE KREL HDR: kdir from the kernel's SOURCE,
-# hard-linked into the entry TMP and prepared out of tree with the headers'
-# (TMP/HDR) config and release KREL; prints its path in the entry.
+# prepare_source TMP SOURCE KREL HDR: kdir, SOURCE prepared in the entry TMP
+# with the headers' (TMP/HDR) config as release KREL; prints its path.
 prepare_source()
 {
 	local tmp=$1 name=${2##*/} krel=$3 hdr=$4 obj=usr/src/linux-prepared-$3 log uts
+	# KERNELVERSION and an empty LOCALVERSION for 5.10's setlocalversion.
+	local kmake=(make -C "$tmp/usr/src/$name" O="$tmp/$obj" KERNELRELEASE="$krel"
+		KERNELVERSION="$krel" LOCALVERSION=)
 
 	log "preparing $name for $krel with $(gcc --version | head -n 1)"
 	cp -al "$2" "$tmp/usr/src/$name" 2>/dev/null || cp -a "$2" "$tmp/usr/src/$name"
 	mkdir -p "$tmp/$obj"
 	cp "$tmp/$hdr/.config" "$tmp/$obj/.config"
 	log=$tmp/$obj/prepare.log
-	# KERNELRELEASE for the kernels that take it, KERNELVERSION and an empty
-	# LOCALVERSION for 5.10's setlocalversion.
-	if ! make -C "$tmp/usr/src/$name" O="$tmp/$obj" KERNELRELEASE="$krel" \
-		KERNELVERSION="$krel" LOCALVERSION= olddefconfig >"$log" 2>&1 ||
-	   ! make -C "$tmp/usr/src/$name" O="$tmp/$obj" KERNELRELEASE="$krel" \
-		KERNELVERSION="$krel" LOCALVERSION= -j"$(nproc)" modules_prepare >>"$log" 2>&1; then
+	if ! "${kmake[@]}" olddefconfig >"$log" 2>&1 ||
+	   ! "${kmake[@]}" -j"$(nproc)" modules_prepare >>"$log" 2>&1; then
 		tail -n 20 "$log" >&2
 		die "modules_prepare of $name failed (log: $log)"
 	fi
@@ -120,7 +129,8 @@ prepare_source()
 		"$tmp/$obj/include/generated/utsrelease.h")
 	[ "$uts" = "$krel" ] || die "$name prepared as release '$uts', not $krel"
 	cp "$tmp/$hdr/Module.symvers" "$tmp/$obj/"
-	config_changes "$tmp/$hdr/.config" "$tmp/$obj/.config" >"$tmp/kdir.config-changes"
+	"$2/scripts/diffconfig" "$tmp/$hdr/.config" "$tmp/$obj/.config" \
+		>"$tmp/kdir.config-changes"
 	# The O= Makefile and source link name the temporary directory.
 	printf '%s\n' "# $PROG: kbuild's O= Makefile, its paths made relative" \
 		"export KBUILD_OUTPUT := \$(abspath $MAKEFILE_HERE)" \
@@ -130,8 +140,7 @@ prepare_source()
 }
 
 # check_vermagic TMP KDIR MODS: a module built against TMP/KDIR has the
-# vermagic of the stock kernel's modules, TMP/MODS (so modprobe takes it as
-# it is, never forced).
+# vermagic of the stock modules TMP/MODS (modprobe takes it, never forced).
 check_vermagic()
 {
 	local dir=$1/.vermagic want got stock
@@ -151,38 +160,20 @@ check_vermagic()
 	rm -rf "$dir"
 }
 
-main()
+# fetch_kernel DIST KVER: the stock kernel's entry, printed.
+fetch_kernel()
 {
-	local dist=${DIST:-bookworm} kver=${KVER:-} cache memo memo_key lines stamp krel
-	local image headers kernel_pkgs header_pkgs common kbuild pkgs cc_needed libc_needed
-	local libc_here why='' index pkg sha arch source_dir='' entry debs tmp deb mods f
-	local vmlinuz='' sysmap='' hdr kdir srclink link target
+	local dist=$1 kver=$2 cache memo lines stamp krel image headers kernel_pkgs
+	local common kbuild pkgs cc_needed libc_needed libc_here why='' index pkg
+	local sha arch source_dir='' entry debs tmp deb mods f vmlinuz='' sysmap='' hdr kdir
+	local srclink link target
 
-	while [ $# -gt 0 ]; do
-		case $1 in
-		--dist) need_arg "$1" $#; dist=$2 ;;
-		--kver) need_arg "$1" $#; kver=$2 ;;
-		-h|--help) usage; exit 0 ;;
-		*) usage_error "unknown option '$1'" ;;
-		esac
-		shift 2
-	done
-	[ -z "$kver" ] || check_debversion "$kver"
-	check_release "$dist"
-	cache_ready
 	need_cmd apt-cache apt-get dpkg-deb sha256sum flock depmod modinfo make
 	deb_release "$dist"
 	cache=$(cache_dir)
-
-	# What apt's answers below resolve to (the version and the entry's
-	# stamp) is kept beside apt_cache's answers, keyed the same way (the apt
-	# state, installed packages included) and by the arguments and these
-	# scripts: a warm run checks its entry without asking apt (0.5 s).  An
-	# entry not there, or not valid, takes the long way.
-	memo_key=$(printf '%s\0' "$APT_STATE" "$dist" "$kver" "$(id -u)" \
-		"$(stat -c '%s %Y %n' "$0" "$TOOLS"/{lib,debian}.sh)" | sha256sum)
-	memo=$cache/apt-answers/fetch-kernel.${memo_key%% *}
-	if [ -n "$APT_STATE" ] && [ -f "$memo" ]; then
+	# What the resolution came to, kept (a warm run asks apt nothing).
+	if memo=$(apt_memo fetch-kernel "$dist" "$kver" "$(id -u)" \
+		"$(stat -c '%s %Y %n' "$0" "$TOOLS"/{lib,debian}.sh)") && [ -f "$memo" ]; then
 		mapfile -t lines <"$memo"
 		if [ ${#lines[@]} -gt 1 ] && [ -n "${lines[0]}" ]; then
 			cached "$cache/stock/$dist/${lines[0]}" "$(printf '%s\n' "${lines[@]:1}")"
@@ -196,6 +187,7 @@ main()
 			"(see apt-cache madison linux-image-amd64)"
 	image=linux-image-$krel
 	headers=linux-headers-$krel
+	# The image's files: its -unsigned twin's, else 7.2's binary/modules/base.
 	if [ -n "$(deb_field "$image-unsigned" "$kver" Package)" ]; then
 		kernel_pkgs=("$image-unsigned")
 	else
@@ -205,35 +197,31 @@ main()
 	[ "${#kernel_pkgs[@]}" -gt 0 ] ||
 		die "$image=$kver has no -unsigned twin and is not made of" \
 			"linux-binary/modules/base packages"
-	header_pkgs=$(deb_depends "$headers" "$kver" '^linux-(headers-.*-common|kbuild-.*)$')
-	common=$(grep -E '^linux-headers-.*-common$' <<<"$header_pkgs" || true)
-	kbuild=$(grep -E '^linux-kbuild-' <<<"$header_pkgs" || true)
+	common=$(deb_depends "$headers" "$kver" '^linux-headers-.*-common$')
+	kbuild=$(deb_depends "$headers" "$kver" '^linux-kbuild-')
 	if [ -z "$common" ] || [ -z "$kbuild" ]; then
 		die "$headers=$kver does not depend on -common headers and a kbuild package"
 	fi
 	pkgs=("${kernel_pkgs[@]}" "$headers" "$common" "$kbuild")
 
-	# Which kdir: the compiler the headers depend on (gcc-NN,
-	# linux-compiler-gcc-NN-x86, gcc-NN-for-host) and the libc6 the kbuild
-	# host tools depend on, against this machine's.
+	# kdir: the headers as they are where the gcc-NN they depend on
+	# (linux-compiler-gcc-NN-x86, gcc-NN-for-host) is here and the kbuild
+	# host tools' libc6 satisfied; else linux-source of that version prepared
+	# with this gcc (why: the reason), compiler flags never edited.
 	cc_needed=$(deb_depends "$headers" "$kver" \
 		'^(linux-compiler-)?gcc-[0-9]+(-x86|-for-host)?$' |
 		sed -E 's/^linux-compiler-//; s/-(x86|for-host)$//' | sed -n 1p)
 	libc_needed=$(deb_field "$kbuild" "$kver" Depends | tr ',' '\n' |
 		sed -n 's/^ *libc6 (>= \([^)]*\)).*/\1/p' | sed -n 1p)
 	libc_here=$(dpkg-query -W -f '${Version}' libc6 2>/dev/null || true)
-	if [ -n "$cc_needed" ] && ! command -v "$cc_needed" >/dev/null; then
-		why="the headers need $cc_needed, not installed here"
-	fi
-	if [ -n "$libc_needed" ] &&
-	   ! dpkg --compare-versions "${libc_here:-0}" ge "$libc_needed"; then
-		why="${why:+$why; }$kbuild's host tools need libc6 >= $libc_needed,"
-		why+=" this machine has ${libc_here:-none}"
-	fi
+	[ -z "$cc_needed" ] || command -v "$cc_needed" >/dev/null ||
+		why="the headers need $cc_needed, not installed here; "
+	[ -z "$libc_needed" ] || dpkg --compare-versions "${libc_here:-0}" ge "$libc_needed" ||
+		why+="$kbuild's host tools need libc6 >= $libc_needed, here ${libc_here:-none}"
+	why=${why%; }
 	[ -n "$cc_needed" ] || log "$headers names no gcc-NN: assuming this machine's gcc"
 
-	# The stamp: the index's sha256 of each .deb, and the source's stamp
-	# (its .deb's) when kdir is prepared from it.
+	# The stamp: each .deb's sha256, and the source's if kdir is made of it.
 	index=$(deb_index "$kver" "${pkgs[@]}")
 	stamp=
 	for pkg in "${pkgs[@]}"; do
@@ -243,17 +231,13 @@ main()
 		stamp+="$sha  ${pkg}_$kver"$'\n'
 	done
 	if [ -n "$why" ]; then
-		source_dir=$("$TOOLS/kernel/fetch-source.sh" --kver "$kver" | tail -n 1) ||
+		source_dir=$(fetch_source '' '' "$kver" | tail -n 1) ||
 			die "$why, and no linux-source of $kver to prepare instead"
 		stamp+="$(cat "${source_dir%/*}/.complete")"
 		stamp+=" (kdir prepared by $(gcc -dumpfullversion 2>/dev/null || echo unknown))"
 	fi
 	stamp=${stamp%$'\n'}
-	if [ -n "$APT_STATE" ]; then
-		mkdir -p "${memo%/*}"
-		printf '%s\n' "$kver" "$stamp" >"$memo.new.$$"
-		mv "$memo.new.$$" "$memo"
-	fi
+	[ -z "$memo" ] || memo_keep "$memo" "$kver" "$stamp"
 
 	entry=$cache/stock/$dist/$kver
 	cached "$entry" "$stamp"
@@ -269,12 +253,10 @@ main()
 		log "unpacking ${deb##*/}"
 		dpkg-deb -x "$deb" "$tmp"
 	done
-	(cd "$cache/debs" && sha256sum "${debs[@]##*/}") >"$tmp/debs.sha256"
 	entry_sums "$krel" "${debs[@]}" >"$tmp/$ENTRY_SUMS"
 
 	mods=lib/modules/$krel
-	if [ -d "$tmp/usr/$mods" ]; then
-		# Merged /usr (7.2): the module tree, vmlinuz, System.map and config.
+	if [ -d "$tmp/usr/$mods" ]; then	# merged /usr (7.2)
 		mkdir -p "$tmp/$mods"
 		cp -a "$tmp/usr/$mods/." "$tmp/$mods/"
 		rm -rf "${tmp:?}/usr/$mods"
@@ -291,7 +273,6 @@ main()
 	[ -d "$tmp/$mods/kernel" ] || die "no $mods/kernel/ in ${kernel_pkgs[*]}"
 	[ -f "$tmp/$hdr/Makefile" ] || die "no $hdr/Makefile in $headers"
 	[ -f "$tmp/usr/src/$common/Makefile" ] || die "no usr/src/$common/Makefile in $common"
-	# The headers' Makefile, its /usr/src paths made relative to itself.
 	headers_makefile "$headers" "$common" <"$tmp/$hdr/Makefile" >"$tmp/$hdr/Makefile.new"
 	mv "$tmp/$hdr/Makefile.new" "$tmp/$hdr/Makefile"
 
@@ -337,4 +318,32 @@ main()
 	printf '%s\n' "$entry"
 }
 
-main "$@"
+dist='' series='' kver=${KVER:-}
+while [ $# -gt 0 ]; do
+	case $1 in
+	--dist) need_arg "$1" $#; dist=$2 ;;
+	--series) need_arg "$1" $#; series=$2 ;;
+	--kver) need_arg "$1" $#; kver=$2 ;;
+	-h|--help) usage; exit 0 ;;
+	*) usage_error "unknown option '$1'" ;;
+	esac
+	shift 2
+done
+[ -z "$kver" ] || check_debversion "$kver"
+if [ "$PROG" = fetch-kernel.sh ]; then
+	[ -z "$series" ] || usage_error "--series is fetch-source.sh's"
+	dist=${dist:-${DIST:-bookworm}}
+	check_release "$dist"
+	cache_ready
+	fetch_kernel "$dist" "$kver"
+	exit
+fi
+# fetch-source.sh: not $DIST, which names make vm's stock kernel.
+if [ -n "$series" ]; then
+	check_series "$series"
+	[ -z "$kver" ] || [[ $kver == "$series".* ]] ||
+		usage_error "version $kver is not of series $series"
+fi
+[ -z "$dist" ] || check_release "$dist"
+cache_ready
+fetch_source "$dist" "$series" "$kver"

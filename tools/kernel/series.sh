@@ -1,14 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# series.sh - the suite as the patch series a maintainer would receive
-# against Debian's linux-source-X.Y (`make series`): a cover letter, then
-# the payload (lib.sh's PAYLOAD) as tools/testing/selftests/module_async/
-# in four patches that each build on the ones before them (modules, lib,
-# the cases, the rest), then one adding it to the selftests' TARGETS and to
-# MAINTAINERS under MODULE SUPPORT.  Made with git in a scratch repository
-# whose base commit holds the two files of the source the series changes;
-# the author is this repository's git user (or GIT_AUTHOR_NAME and _EMAIL).
+# series.sh - `make series`: a cover letter, the payload in four patches
+# that each build, and one adding it to TARGETS and MAINTAINERS; made with
+# git in a scratch repository, as this repository's git user.
 
 set -euo pipefail
 
@@ -24,12 +19,11 @@ usage()
 	cat <<EOF
 Usage: $PROG [--src X.Y] [--source DIR] [--out DIR]
 
-Writes the suite as a patch series against linux-source-X.Y and prints the
-patches' paths, one a line.
+Writes the suite as a patch series against linux-source-X.Y, as the git
+user (or GIT_AUTHOR_NAME and _EMAIL), and prints the patches' paths.
 
   --src X.Y       the linux-source series (default: 7.2, today's)
-  --source DIR    an unpacked kernel tree instead (default:
-                  tools/kernel/fetch-source.sh --series X.Y)
+  --source DIR    an unpacked kernel tree instead (fetch-source.sh's)
   --out DIR       where the patches go, emptied first (default: build/series)
   -h, --help      this text
 EOF
@@ -69,7 +63,7 @@ selftests=tools/testing/selftests
 mkdir -p "$repo/$selftests"
 cp "$src/MAINTAINERS" "$repo/"
 cp "$src/$selftests/Makefile" "$repo/$selftests/"
-git -C "$repo" init -q
+git -C "$repo" init -q -b series
 git -C "$repo" add -A
 git -C "$repo" commit -q -m "linux-source-$series: MAINTAINERS and $selftests/Makefile"
 
@@ -92,51 +86,36 @@ patch()
 }
 
 patch "test modules for module loading versus async calls" \
-"do_init_module() waits for all async work after a module's init
-(async_synchronize_full()). An async job that loads a module
-synchronously (a probe's request_module(), a write of an unloaded I/O
-scheduler's name to queue/scheduler) then waits for modprobe while
-modprobe waits for it: a deadlock that nothing can kill. 3.8 synced only
-if the init used async (PF_USED_ASYNC); 5.17 reverted that because a
-module whose init hands its async work to a worker returned too early.
+"do_init_module() waits for all async work after a module's init. An
+async job that loads a module synchronously then waits for modprobe
+while modprobe waits for it: a deadlock nothing can kill. 3.8 synced
+only if the init used async (PF_USED_ASYNC); 5.17 reverted that.
 
-Add the modules the selftest loads to show which of these behaviours a
-kernel has: each queues async work (from its init, a worker, a probe, or
-chained), or requests another module from an async job, and holds that
-work on a gate the test opens through a module parameter, so that every
-wait the test makes is bounded. They build as external modules against
-KDIR:
+Add the modules the selftest loads: each queues async work (from its
+init, a worker, a probe, or chained) or requests a module from an async
+job, held on a gate the test opens, so that every wait is bounded:
 
   make -C tools/testing/selftests/$TARGET/modules KDIR=..." modules
 
 patch "the runner's library" \
-"The helpers the runner is built from, each bounded: loading and
-unloading a module and reading its state, children with a deadline,
-waits on a condition with a timeout, the stuck tasks' stacks (sysrq,
-/proc/PID/stack) to prove a deadlock with its wait-for cycle, the
-kernel log since a mark, module parameters as knobs, and the KTAP
-output. Nothing runs them yet." lib
+"The runner's helpers, each bounded: module load, unload and state,
+children with a deadline, waits with a timeout, the stuck tasks' stacks
+and wait-for cycle, the kernel log since a mark, module parameters, and
+KTAP output. Nothing runs them yet." lib
 
 patch "the cases" \
-"The runner, module_async, and its table of cases: one KTAP line per
-case, stable across kernels. Each case loads test modules, opens their
-gates, and checks the promises a load makes the moment it returns: every
-async call its init made (itself, through a worker or probe, or chained)
-is done; it never waits for the async job that requested it; the kernel
-warns on a synchronous request from async; async_probe skips the wait;
-it does not wait for unrelated async work. A case that would wedge the
-kernel runs only where the measured policy says it is safe, or when
-allowed (--allow-deadlock, in a throw-away VM); a deadlock is reported
-as a TIMEOUT with its stacks and wait-for cycle." module_async.c runner
+"The runner and its table of cases, one KTAP line each. A case loads
+test modules, opens their gates, and checks the promises a load makes
+when it returns. A case that would wedge the kernel runs only where the
+measured policy says it is safe, or with --allow-deadlock; a deadlock
+is a TIMEOUT with its stacks and wait-for cycle." module_async.c runner
 
 patch "module loading versus async function calls" \
-"Add the kselftest itself: module_async.sh checks what the suite needs
-(root, module support, test modules built for the running kernel) and
+"Add the kselftest: module_async.sh checks what the suite needs and
 skips saying why, then runs the runner under settings' timeout. The
 Makefile builds the runner, and the test modules as TEST_GEN_MODS_DIR
-when KDIR names a kernel build tree (default: the running kernel's).
-config lists the options the cases need; README says how to run and
-read it." .
+when KDIR names a kernel build tree; config lists the options the cases
+need; README says how to run and read it." .
 diff -r "$work/payload" "$suite" >/dev/null || die "the patches do not hold the payload"
 
 LC_ALL=C awk -v sect="$MAINTAINERS_SECTION" -v f="F:	$selftests/$TARGET/" '
@@ -158,9 +137,8 @@ LC_ALL=C awk -v t="$TARGET" '
 git -C "$repo" add -A
 git -C "$repo" commit -q -s \
 	-m "selftests: $TARGET: run it with make kselftest, under MODULE SUPPORT" -m \
-"Add module_async to the targets make kselftest builds and runs, and its
-directory to MODULE SUPPORT in MAINTAINERS: what it tests is
-kernel/module/'s."
+"Add module_async to make kselftest's targets, and its directory to
+MODULE SUPPORT: what it tests is kernel/module/'s."
 
 # counts KERNEL [--allow-deadlock]: "N ok, N skip, ..." of KERNEL's column
 # of the expected table.
@@ -176,7 +154,7 @@ counts()
 		}' || die "no column $1 in tools/expected/verdicts"
 }
 
-# blurb: the cover letter's text.
+# blurb: the cover letter's subject and text.
 blurb()
 {
 	local lines files k what kept
@@ -184,23 +162,20 @@ blurb()
 	lines=$(payload_files | (cd "$TOP" && xargs -0 cat) | wc -l)
 	files=$(payload_files | tr -cd '\0' | wc -c)
 	cat <<EOF
+selftests: $TARGET: module loading versus async function calls
+
 A selftest for the deadlock between module init's wait for all async
-work and an async job that loads a module: which behaviour a kernel has
-(the 3.8 flag, the 5.17 revert), case by case, as KTAP, without wedging
-the run that asked.
+work and an async job that loads a module: which behaviour a kernel has,
+case by case, as KTAP, without wedging the run that asked.
 
 Patches 1-4 add tools/testing/selftests/$TARGET/, $lines lines in $files
-files, each patch building on the ones before it: the test modules, the
-runner's library, the cases, then the driver, Makefile, config, settings
-and README. Patch 5 runs it from make kselftest and lists it under
-MODULE SUPPORT.
+files: the test modules, the runner's library, the cases, then the
+driver, Makefile, config, settings and README. Patch 5 runs it from make
+kselftest and lists it under MODULE SUPPORT.
 
-What it finds on today's Debian kernels: per kernel, one run of the
-suite in QEMU (TCG, 2 vCPUs) as it is (safe: what the kernel's policy
-would wedge skips) and one with deadlocks allowed (--allow-deadlock: a
-deadlock is a TIMEOUT with its stacks and wait-for cycle), the verdicts
-the project's table of expected verdicts holds and checks every run
-against:
+Today's Debian kernels, in QEMU (TCG, 2 vCPUs), run safe (what the
+policy would wedge skips) and with deadlocks allowed, as the project's
+table of expected verdicts has them:
 
 EOF
 	for k in stock-bullseye stock stock-trixie stock-sid; do
@@ -213,10 +188,8 @@ EOF
 	done
 	cat <<EOF
 
-An xfail is a known failure of the kernel, not of the run:
-freeze_during_held_load, tasks that cannot be frozen while a load waits
-in async_synchronize_*() for an unrelated async job (every always-sync
-kernel).
+An xfail is a known failure of the kernel: freeze_during_held_load
+(every always-sync kernel).
 
 EOF
 	echo "checkpatch.pl --strict finds only these, kept on purpose:"
@@ -226,24 +199,10 @@ EOF
 		sed -E 's/\(patch ([0-9]-[0-9])\)/(patches \1)/' | fold -s -w 70 |
 		sed 's/ *$//; s/^/  /'
 }
-blurb >"$work/blurb"
+git -C "$repo" config branch.series.description "$(blurb)"
 
 rm -rf "$out"
 mkdir -p "$out"
-git -C "$repo" format-patch -q --cover-letter -o "$out" HEAD~5 >/dev/null
-cover=$(find "$out" -name '0000-cover-letter.patch')
-# The cover letter git leaves blank, filled in.
-awk '
-	/\*\*\* SUBJECT HERE \*\*\*/ {
-		sub(/\*\*\* SUBJECT HERE \*\*\*/,
-		    "selftests: module_async: module loading versus async function calls")
-	}
-	/\*\*\* BLURB HERE \*\*\*/ {
-		while ((getline line < blurb) > 0)
-			print line
-		next
-	}
-	{ print }
-' blurb="$work/blurb" "$cover" >"$cover.new"
-mv "$cover.new" "$cover"
+git -C "$repo" format-patch -q --cover-letter --cover-from-description=subject -o "$out" \
+	HEAD~5 >/dev/null
 ls "$out"/*.patch
