@@ -2,9 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # ktap-check.py - a second opinion on a KTAP document: the kernel's own KTAP
-# parser (tools/testing/kunit/kunit_parser.py) parses it without an error,
-# every case accounted for, with the verdicts tools/ktap/ktap reads.  Prints
-# its checks in KTAP, then "N passed, N failed"; exit 0, 1 a check failed.
+# parser (tools/testing/kunit/kunit_parser.py) reads it without an error,
+# every case once, with tools/ktap/ktap's verdicts.  Exit 0, 1 a check failed.
 
 import argparse
 import io

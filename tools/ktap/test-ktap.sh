@@ -1,11 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# test-ktap.sh - tests of tools/ktap/ktap, the KTAP reader: each command on
-# documents of each kind of line, check's rejections, the merge of a run's
-# boots, a nested document, totals, and tools/lib.sh's reporter read back.
-#
-# usage: test-ktap.sh
+# test-ktap.sh - tests of tools/ktap/ktap, the KTAP reader, and of
+# tools/lib.sh's reporter read back by it.
 
 set -euo pipefail
 
@@ -13,11 +10,7 @@ set -euo pipefail
 . "$(dirname "$0")/../tests/lib-tests.sh"
 test_options "$@"
 
-# A document with each kind of line: the suite's evidence before a result,
-# a skip's reason line before it and a failure's cause after it, an unnamed
-# result with its reason in the directive, a "- " description, a subtest's
-# indented lines, a directive ending in a blank (kselftest.h's
-# ksft_test_result_code()), a case not run after a wedge, CRLF.
+# A document with each kind of line (zeta: kselftest.h's "# SKIP "), CRLF.
 doc=$tmp/doc.ktap
 printf '%s\r\n' 'TAP version 13' '1..6' '# policy: always-sync' \
 	'# evidence of alpha' 'ok 1 alpha' \
@@ -54,8 +47,7 @@ printf '%s\n' 'TAP version 13' '1..1' '# policy: skip-if-unused' 'ok 1 c' \
 printf '%s\n' 'TAP version 13' '1..2' 'ok 1 a # SKIP x' 'ok 2 b # SKIP y' >"$tmp/skipped.ktap"
 printf '# no plan\n' >"$tmp/noplan.ktap"
 
-# reads WHAT WANT_RC WANT_OUTPUT ARGS...: ktap ARGS exits WANT_RC, prints
-# WANT_OUTPUT.
+# reads WHAT WANT_RC WANT_OUTPUT ARGS...: ktap ARGS exits WANT_RC, prints WANT_OUTPUT.
 reads()
 {
 	local what=$1 want_rc=$2 want=$3 rc=0
@@ -130,10 +122,8 @@ reads "unknown: the lines that are not KTAP, blank ones aside" 0 \
 reads "records" 0 "$(lines version 'plan 2' 'policy x' 'result 1 a ok' 'result 2 b skip')" \
 	records <(lines 'TAP version 13' '1..2' '# policy: x' 'ok 1 a' 'ok 2 b # SKIP y')
 
-# check: a well-formed document, then what makes one not.
 good=$(lines 'TAP version 13' '1..3' 'ok 1 alpha' 'ok 2 beta # SKIP x' 'not ok 3 gamma')
-# checks WHAT RC DOCUMENT: ktap check of DOCUMENT exits RC (0 no check
-# failed, 1 one did), a "not ok" line if 1.
+# checks WHAT RC DOCUMENT: ktap check of DOCUMENT exits RC, a "not ok" line if 1.
 checks()
 {
 	local rc=0 bad

@@ -1,12 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# test-compare.sh - host tests of tools/expected/expected: compare accepts
-# the table's verdicts and rejects each kind of defect; the table's reader
-# resolves every kernel whole, applies exceptions and rejects a malformed
-# table; tools/vm/matrix.sh fails a broken kernel giving its base's verdicts.
-#
-# usage: test-compare.sh
+# test-compare.sh - host tests of tools/expected/expected: compare, the
+# table's reader, and matrix (tools/vm/matrix.sh --reuse).
 
 set -euo pipefail
 
@@ -34,7 +30,7 @@ fails()
 	! "$@" >"$tmp/err" 2>&1
 }
 
-# accepts STATUS DOCUMENT: compare accepts DOCUMENT of a run that exited STATUS.
+# accepts STATUS DOCUMENT: compare accepts DOCUMENT of a run exiting STATUS.
 accepts()
 {
 	printf '%s\n' "$2" >"$tmp/doc"
