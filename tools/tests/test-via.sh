@@ -15,6 +15,8 @@ set -euo pipefail
 
 # shellcheck source=tools/tests/lib-tests.sh
 . "$(dirname "$0")/lib-tests.sh"
+# shellcheck source=tools/tests/lib-verdicts.sh
+. "$(dirname "$0")/lib-verdicts.sh"
 
 out=$TOP/build/check/via
 test_options "$@"
@@ -25,42 +27,28 @@ kunit=$src/tools/testing/kunit
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-# ktap_check WHAT LOG CMD...: check WHAT, CMD's KTAP in LOG, its failures
-# shown.
-ktap_check()
-{
-	if "${@:3}" >"$2" 2>&1; then
-		pass "$1"
-	else
-		fail "$1 (${2#"$TOP"/})"
-		"$KTAP" totals "$2" | sed '$d; s/^/# /' || true
-	fi
-}
-
 # via KERNEL VM-ARGS...: the suite by run_kselftest.sh on KERNEL (a column
 # of tools/expected/verdicts, made by vm.sh VM-ARGS), in $out/KERNEL.
 via()
 {
-	local kernel=$1 dir=$out/$1 rc=0
+	local kernel=$1 dir=$out/$1 status=0
 
 	shift
 	mkdir -p "$dir"
 	rm -f "$dir/results.ktap" "$dir/nested.ktap"
 	"$TOOLS/vm/vm.sh" "$@" --via run_kselftest --out "$dir" >"$dir/stdout.ktap" \
-		2>"$dir/vm.log" || rc=$?
-	"$TOOLS/expected/expected" column "$kernel" >"$dir/expected"
-	details=$dir/vm.log check \
-		"$kernel: vm.sh --via run_kselftest exits as the table says ($rc)" \
-		test "$rc" -eq "$(sed -n 's/^status //p' "$dir/expected")"
+		2>"$dir/vm.log" || status=$?
 	# The cases of the runner that ran: the install's.
 	"$dir/kselftest/module_async/module_async" --list >"$dir/cases" 2>/dev/null || true
-	ktap_check "$kernel: the kernel's KTAP parser reads the runner's document and the suite's" \
-		"$dir/ktap-check.log" "$TOOLS/ktap/ktap-check.py" --kunit "$kunit" \
+	run_to "$dir/ktap-check.log" "$TOOLS/ktap/ktap-check.py" --kunit "$kunit" \
 		--cases "$dir/cases" --nested "$KSFT_TEST" "$dir/results.ktap"
+	details=$dir/ktap-check.log check \
+		"$kernel: the kernel's KTAP parser reads the runner's document and the suite's" \
+		test "$rc" -eq 0
 	"$KTAP" --nested "$KSFT_TEST" document "$dir/results.ktap" >"$dir/nested.ktap" \
 		2>/dev/null || true
-	ktap_check "$kernel: the nested document has the expected verdicts" "$dir/compare.log" \
-		"$TOOLS/expected/expected" compare --status "$rc" "$kernel" "$dir/nested.ktap"
+	expect_verdicts "$kernel: the nested document has the expected verdicts and status" \
+		"$kernel" "$dir/nested.ktap" "$status" "$dir/compare.log"
 }
 
 via stock
