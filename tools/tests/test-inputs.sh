@@ -17,10 +17,9 @@ set -euo pipefail
 test_options "$@"
 details=$tmp/out
 
-# vm ARGS...: make vm ARGS (run by "${vm_env[@]}": env, or read_only),
-# its output in $tmp/out, in $status the script's status as make reports
-# it ("make: *** [...] Error N", or "make[1]: ..." under make check's make;
-# make itself exits 2), else make's own (2 for an error of its own).
+# vm ARGS...: make vm ARGS under "${vm_env[@]}", its output in $tmp/out; in
+# $status the script's status from make's "make[1]: *** [...] Error N", else
+# make's own (make itself exits 2).
 vm_env=(env)
 vm()
 {
@@ -34,9 +33,8 @@ vm()
 	status=${error:-$status}
 }
 
-# refused WHAT REGEX ARGS...: make vm ARGS exits ${want:-2} with a line
-# matching REGEX (grep -E), and no work: no kernel named ("vm.sh: kernel
-# stock: ..." comes before any boot), no apt update or download.
+# refused WHAT REGEX ARGS...: make vm ARGS exits ${want:-2} saying REGEX (-E),
+# and no work: no kernel named (that comes before any boot), nothing fetched.
 refused()
 {
 	vm "${@:3}"
@@ -59,8 +57,7 @@ for word in maybe 2 "1 0"; do
 		"ALLOW_DEADLOCK=$word: say 1, y, yes, true or on" "ALLOW_DEADLOCK=$word"
 done
 
-# spelled yes|no WORD...: make vm ALLOW_DEADLOCK=WORD would run vm.sh with
-# --allow-deadlock (yes) or without (no).
+# spelled yes|no WORD...: make vm ALLOW_DEADLOCK=WORD passes --allow-deadlock, or not.
 spelled()
 {
 	local want=$1 word got
