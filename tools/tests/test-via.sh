@@ -4,10 +4,9 @@
 # test-via.sh - the suite run the kselftest way in the VM (tools/vm/vm.sh
 # --via run_kselftest: make series applied to the kernel's source, make
 # install, run_kselftest.sh -c module_async in the guest), on Debian's stock
-# kernel and on linux-source-7.2 built vanilla: the run exits as the table
-# says, the kernel's KTAP parser reads the runner's document and the
-# suite's nested in it (every case once), and the nested document has the
-# table's verdicts (make vm's own run on 7.2 has them: the matrix stage).
+# kernel and on linux-source-7.2 built vanilla: the kernel's KTAP parser reads
+# the runner's document and the suite's nested in it (every case once), whose
+# verdicts and exit status are the table's (make vm's own on 7.2: matrix).
 #
 # usage: test-via.sh [--out DIR]   (default: build/check/via)
 
