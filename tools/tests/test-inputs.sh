@@ -2,11 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # test-inputs.sh - bad input to `make vm` is refused before any kernel is
-# fetched, built or booted, exit 2, one line naming what is wrong: shell code
-# in a variable, a bad boolean, kernel, KDIR, MODDIR, PATCH, KSRC, release
-# or series, no cache, a path holding a space (nothing written anywhere),
-# bad SUITE_ARGS (the runner built on the host checks them).  The host's
-# failures before any work are exit 3, never 1 ("a case failed"), each said.
+# fetched, built or booted: exit 2, one line naming what is wrong.  The
+# host's failures before any work are exit 3, never 1 ("a case failed").
 #
 # usage: test-inputs.sh
 
@@ -17,27 +14,20 @@ set -euo pipefail
 test_options "$@"
 details=$tmp/out
 
-# vm ARGS...: make vm ARGS under "${vm_env[@]}", its output in $tmp/out; in
-# $status the script's status from make's "make[1]: *** [...] Error N", else
-# make's own (make itself exits 2).
+# refused WHAT REGEX ARGS...: make vm ARGS under "${vm_env[@]}" exits ${want:-2}
+# (the script's status from make's "make[1]: *** [...] Error N", else make's
+# own) saying REGEX (-E), and no work: no kernel named, nothing fetched.
 vm_env=(env)
-vm()
+refused()
 {
 	local error
 
 	status=0
-	"${vm_env[@]}" make -s -C "${top:-$TOP}" vm "$@" >"$tmp/out" 2>&1 </dev/null ||
+	"${vm_env[@]}" make -s -C "${top:-$TOP}" vm "${@:3}" >"$tmp/out" 2>&1 </dev/null ||
 		status=$?
 	error=$(sed -n 's/^make\(\[[0-9]*\]\)\?: \*\*\* \[.*\] Error \([0-9]*\)$/\2/p' \
 		"$tmp/out")
 	status=${error:-$status}
-}
-
-# refused WHAT REGEX ARGS...: make vm ARGS exits ${want:-2} saying REGEX (-E),
-# and no work: no kernel named (that comes before any boot), nothing fetched.
-refused()
-{
-	vm "${@:3}"
 	echo "(exit $status)" >>"$tmp/out"
 	check "$1" said "${want:-2}" "$2"
 }
