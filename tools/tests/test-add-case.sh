@@ -2,12 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # test-add-case.sh - cases added as README.md's "Adding a case" says, on a
-# copy of the tree: one with new behaviour in four files (module_async.c,
-# runner/cases_added.c, modules/ma_added.c, tools/expected/verdicts), a row
-# reusing a function in three (its row, its expected row, config); each
-# touches those files only, and all follows, up to the new case in a VM of
-# Debian's stock kernel as the table has it.  And a table naming more test
-# modules than the runner has room for stops it.
+# copy of the tree: one with new behaviour in four files, a row reusing a
+# function in three; each touches those files only, and all follows, up to
+# the new case in a VM of Debian's stock kernel as the table has it.  And a
+# table naming more test modules than the runner has room for stops it.
 #
 # usage: test-add-case.sh
 
@@ -54,9 +52,7 @@ changed_only()
 # module_async.c: its function's declaration and its row, after
 # chained_async_init_completes's.
 edit module_async.c -v new="$NEW" '
-	/^case_fn case_chained_async_init_completes;$/ {
-		print "case_fn case_" new ";"
-	}
+	/^case_fn case_chained_async_init_completes;$/ { print "case_fn case_" new ";" }
 	{ print }
 	/MODULES\("ma_chained"\), NULL },$/ {
 		print "\t{ \"" new "\", SAFE, case_" new ","
@@ -135,11 +131,10 @@ changed_only module_async.c runner/cases_added.c modules/ma_added.c \
 # module_async.c: a row after bfq's, of the same shape.
 edit module_async.c -v new="$BRD" '
 	{ print }
-	/MODULES\("bfq"\) },$/ && !done {
+	/MODULES\("bfq"\) },$/ && !done++ {
 		print "\t{ \"" new "\", UNSAFE_IF_ALWAYS_SYNC,"
 		print "\t  case_request_module_from_async,"
 		print "\t  MODULES(\"ma_request\"), MODULES(\"brd\") },"
-		done = 1
 	}'
 # tools/expected/verdicts: bfq's row under the new name.
 # shellcheck disable=SC2016 # awk, not shell

@@ -2,11 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # test-inputs.sh - bad input to `make vm` is refused before any kernel is
-# fetched, built or booted, exit 2, one line naming what is wrong: shell code
-# in a variable, a bad boolean, kernel, KDIR, MODDIR, PATCH, KSRC, release
-# or series, no cache, a path holding a space (nothing written anywhere),
-# bad SUITE_ARGS (the runner built on the host checks them).  The host's
-# failures before any work are exit 3, never 1 ("a case failed"), each said.
+# fetched, built or booted: exit 2, one line naming what is wrong.  The
+# host's failures before any work are exit 3, never 1 ("a case failed").
 #
 # usage: test-inputs.sh
 
@@ -17,29 +14,20 @@ set -euo pipefail
 test_options "$@"
 details=$tmp/out
 
-# vm ARGS...: make vm ARGS (run by "${vm_env[@]}": env, or read_only),
-# its output in $tmp/out, in $status the script's status as make reports
-# it ("make: *** [...] Error N", or "make[1]: ..." under make check's make;
-# make itself exits 2), else make's own (2 for an error of its own).
+# refused WHAT REGEX ARGS...: make vm ARGS under "${vm_env[@]}" exits ${want:-2}
+# (the script's status from make's "make[1]: *** [...] Error N", else make's
+# own) saying REGEX (-E), and no work: no kernel named, nothing fetched.
 vm_env=(env)
-vm()
+refused()
 {
 	local error
 
 	status=0
-	"${vm_env[@]}" make -s -C "${top:-$TOP}" vm "$@" >"$tmp/out" 2>&1 </dev/null ||
+	"${vm_env[@]}" make -s -C "${top:-$TOP}" vm "${@:3}" >"$tmp/out" 2>&1 </dev/null ||
 		status=$?
 	error=$(sed -n 's/^make\(\[[0-9]*\]\)\?: \*\*\* \[.*\] Error \([0-9]*\)$/\2/p' \
 		"$tmp/out")
 	status=${error:-$status}
-}
-
-# refused WHAT REGEX ARGS...: make vm ARGS exits ${want:-2} with a line
-# matching REGEX (grep -E), and no work: no kernel named ("vm.sh: kernel
-# stock: ..." comes before any boot), no apt update or download.
-refused()
-{
-	vm "${@:3}"
 	echo "(exit $status)" >>"$tmp/out"
 	check "$1" said "${want:-2}" "$2"
 }
@@ -59,8 +47,7 @@ for word in maybe 2 "1 0"; do
 		"ALLOW_DEADLOCK=$word: say 1, y, yes, true or on" "ALLOW_DEADLOCK=$word"
 done
 
-# spelled yes|no WORD...: make vm ALLOW_DEADLOCK=WORD would run vm.sh with
-# --allow-deadlock (yes) or without (no).
+# spelled yes|no WORD...: make vm ALLOW_DEADLOCK=WORD passes --allow-deadlock, or not.
 spelled()
 {
 	local want=$1 word got

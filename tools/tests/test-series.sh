@@ -91,11 +91,8 @@ for p in "${patches[@]}"; do
 done
 
 payload_copy "$tmp/suite"
-if diff -r "$tmp/suite" "$repo/$suite" >"$tmp/diff" 2>&1; then
-	pass "the directory the series adds is the payload"
-else
-	fail "the directory the series adds differs from the payload: $(head -n 3 "$tmp/diff")"
-fi
+run_to "$tmp/diff" diff -r "$tmp/suite" "$repo/$suite"
+details=$tmp/diff check "the directory the series adds is the payload" test "$rc" -eq 0
 verify "make kselftest's TARGETS has module_async once" \
 	test "$(grep -cx 'TARGETS += module_async' "$repo/$selftests/Makefile")" -eq 1
 # shellcheck disable=SC2016 # awk, not shell

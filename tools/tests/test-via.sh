@@ -4,10 +4,9 @@
 # test-via.sh - the suite run the kselftest way in the VM (tools/vm/vm.sh
 # --via run_kselftest: make series applied to the kernel's source, make
 # install, run_kselftest.sh -c module_async in the guest), on Debian's stock
-# kernel and on linux-source-7.2 built vanilla: the run exits as the table
-# says, the kernel's KTAP parser reads the runner's document and the
-# suite's nested in it (every case once), and the nested document has the
-# table's verdicts (make vm's own run on 7.2 has them: the matrix stage).
+# kernel and on linux-source-7.2 built vanilla: the kernel's KTAP parser reads
+# the runner's document and the suite's nested in it (every case once), whose
+# verdicts and exit status are the table's (make vm's own on 7.2: matrix).
 #
 # usage: test-via.sh [--out DIR]   (default: build/check/via)
 
@@ -15,6 +14,8 @@ set -euo pipefail
 
 # shellcheck source=tools/tests/lib-tests.sh
 . "$(dirname "$0")/lib-tests.sh"
+# shellcheck source=tools/tests/lib-verdicts.sh
+. "$(dirname "$0")/lib-verdicts.sh"
 
 out=$TOP/build/check/via
 test_options "$@"
@@ -25,42 +26,28 @@ kunit=$src/tools/testing/kunit
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-# ktap_check WHAT LOG CMD...: check WHAT, CMD's KTAP in LOG, its failures
-# shown.
-ktap_check()
-{
-	if "${@:3}" >"$2" 2>&1; then
-		pass "$1"
-	else
-		fail "$1 (${2#"$TOP"/})"
-		"$KTAP" totals "$2" | sed '$d; s/^/# /' || true
-	fi
-}
-
 # via KERNEL VM-ARGS...: the suite by run_kselftest.sh on KERNEL (a column
 # of tools/expected/verdicts, made by vm.sh VM-ARGS), in $out/KERNEL.
 via()
 {
-	local kernel=$1 dir=$out/$1 rc=0
+	local kernel=$1 dir=$out/$1 status=0
 
 	shift
 	mkdir -p "$dir"
 	rm -f "$dir/results.ktap" "$dir/nested.ktap"
 	"$TOOLS/vm/vm.sh" "$@" --via run_kselftest --out "$dir" >"$dir/stdout.ktap" \
-		2>"$dir/vm.log" || rc=$?
-	"$TOOLS/expected/expected" column "$kernel" >"$dir/expected"
-	details=$dir/vm.log check \
-		"$kernel: vm.sh --via run_kselftest exits as the table says ($rc)" \
-		test "$rc" -eq "$(sed -n 's/^status //p' "$dir/expected")"
+		2>"$dir/vm.log" || status=$?
 	# The cases of the runner that ran: the install's.
 	"$dir/kselftest/module_async/module_async" --list >"$dir/cases" 2>/dev/null || true
-	ktap_check "$kernel: the kernel's KTAP parser reads the runner's document and the suite's" \
-		"$dir/ktap-check.log" "$TOOLS/ktap/ktap-check.py" --kunit "$kunit" \
+	run_to "$dir/ktap-check.log" "$TOOLS/ktap/ktap-check.py" --kunit "$kunit" \
 		--cases "$dir/cases" --nested "$KSFT_TEST" "$dir/results.ktap"
+	details=$dir/ktap-check.log check \
+		"$kernel: the kernel's KTAP parser reads the runner's document and the suite's" \
+		test "$rc" -eq 0
 	"$KTAP" --nested "$KSFT_TEST" document "$dir/results.ktap" >"$dir/nested.ktap" \
 		2>/dev/null || true
-	ktap_check "$kernel: the nested document has the expected verdicts" "$dir/compare.log" \
-		"$TOOLS/expected/expected" compare --status "$rc" "$kernel" "$dir/nested.ktap"
+	expect_verdicts "$kernel: the nested document has the expected verdicts and status" \
+		"$kernel" "$dir/nested.ktap" "$status" "$dir/compare.log"
 }
 
 via stock
