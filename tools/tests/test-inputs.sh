@@ -88,7 +88,7 @@ refused "KDIR=<headers> without a module tree beside them" \
 refused "MODDIR= that is no module tree" "$tmp is no module tree \(no kernel/ in it\)" \
 	"KERNEL=$tmp/bzImage" "KDIR=$kdir" "MODDIR=$tmp"
 printf '%s\n' '--- a/x' '+++ b/x' >"$tmp/x.patch"
-refused "PATCH= on the stock kernel" "--patch applies to a kernel built from source" \
+refused "PATCH= on the stock kernel" "--patch goes with a kernel built from source" \
 	KERNEL=stock "PATCH=$tmp/x.patch"
 refused "KSRC= that is no kernel tree" "--ksrc $tmp: not a kernel source tree" "KSRC=$tmp"
 refused "KSRC= with KERNEL=stock" "--ksrc goes with a kernel built from source" \
