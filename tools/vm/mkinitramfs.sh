@@ -120,19 +120,14 @@ echo "$via" >"$root/etc/module_async.via"
 
 cp "$moddir"/modules.{order,builtin,builtin.modinfo} "$mods/" 2>/dev/null || true
 for mod in "${kernel_modules[@]}"; do
-	files=$(module_files "$moddir" "$mod")
-	for f in $files; do
-		mkdir -p "$mods/${f%/*}"
-		cp "$moddir/$f" "$mods/$f"
-	done
-	[ -z "$files" ] || continue
-	if sed 's,.*/,,; s,\.ko$,,; s,-,_,g' "$moddir/modules.builtin" 2>/dev/null |
-	   grep -qx "${mod//-/_}"; then
+	mapfile -t files < <(module_files "$moddir" "$mod")
+	if [ -n "${files[0]:-}" ]; then
+		(cd "$moddir" && cp --parents "${files[@]}" "$mods/")
+	elif grep -qx "\(.*/\)\?${mod//[-_]/[-_]}\.ko" "$moddir/modules.builtin" 2>/dev/null; then
 		log "$mod is built into $krel"
-		continue
+	else
+		die "kernel $krel has no module $mod (neither in modules.dep nor built in)"
 	fi
-	[ -f "$moddir/modules.dep" ] || die "no $moddir/modules.dep (run depmod -b)"
-	die "kernel $krel has no module $mod (neither in modules.dep nor built in)"
 done
 
 cp -a "$suite/." "$root$optdir/"
