@@ -26,24 +26,22 @@ Usage: $PROG --source DIR --tree DIR [--install DIR --kdir KDIR]
 EOF
 }
 
-src='' tree='' install='' kdir=''
+source='' tree='' install='' kdir=''
 while [ $# -gt 0 ]; do
 	case $1 in
-	--source) need_arg "$1" $#; src=$2; shift 2 ;;
-	--tree) need_arg "$1" $#; tree=$2; shift 2 ;;
-	--install) need_arg "$1" $#; install=$2; shift 2 ;;
-	--kdir) need_arg "$1" $#; kdir=$2; shift 2 ;;
+	--source | --tree | --install | --kdir)
+		need_arg "$1" $#; printf -v "${1#--}" %s "$2"; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage_error "unknown option '$1'" ;;
 	esac
 done
-[ -n "$src" ] || usage_error "--source is required"
+[ -n "$source" ] || usage_error "--source is required"
 [ -n "$tree" ] || usage_error "--tree is required"
 [ -z "$install" ] || [ -n "$kdir" ] || usage_error "--install needs --kdir"
 need_cmd cp rsync git make
 
-[ -f "$src/tools/testing/selftests/lib.mk" ] || die "$src is not a kernel source tree"
-src=$(cd "$src" && pwd)
+[ -f "$source/tools/testing/selftests/lib.mk" ] || die "$source is not a kernel source tree"
+src=$(cd "$source" && pwd)
 mkdir -p "$(dirname "$tree")"
 tree=$(cd "$(dirname "$tree")" && pwd)/${tree##*/}
 

@@ -27,26 +27,24 @@ Usage: $PROG --kernel ENTRY --suite DIR --out FILE
 EOF
 }
 
-entry='' suite='' out=''
+kernel='' suite='' out=''
 while [ $# -gt 0 ]; do
 	case $1 in
-	--kernel) need_arg "$1" $#; entry=$2; shift 2 ;;
-	--suite) need_arg "$1" $#; suite=$2; shift 2 ;;
-	--out) need_arg "$1" $#; out=$2; shift 2 ;;
+	--kernel | --suite | --out) need_arg "$1" $#; printf -v "${1#--}" %s "$2"; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage_error "unknown option '$1'" ;;
 	esac
 done
-[ -n "$entry" ] || usage_error "--kernel is required"
+[ -n "$kernel" ] || usage_error "--kernel is required"
 [ -n "$suite" ] || usage_error "--suite is required"
 [ -n "$out" ] || usage_error "--out is required"
 
 need_cmd busybox dash kmod dmesg ldd depmod cpio gzip find sort strip realpath
 
-[ -f "$entry/krel" ] || die "$entry is not a kernel entry: no krel file"
-krel=$(cat "$entry/krel")
-moddir=$entry/lib/modules/$krel
-[ -d "$moddir" ] || die "$entry has no lib/modules/$krel/"
+[ -f "$kernel/krel" ] || die "$kernel is not a kernel entry: no krel file"
+krel=$(cat "$kernel/krel")
+moddir=$kernel/lib/modules/$krel
+[ -d "$moddir" ] || die "$kernel has no lib/modules/$krel/"
 if [ -f "$suite/run_kselftest.sh" ]; then
 	via=run_kselftest optdir=/opt/kselftest sub=module_async/
 	need_cmd timeout
@@ -66,10 +64,10 @@ stale_remove "${TMPDIR:-/tmp}/mkinitramfs."
 # what packs it and the host's tools.
 stamp=$out.inputs
 key=''
-if [ -f "$entry/.complete" ]; then
-	key=$(printf 'kernel %s %s uid %s epoch %s\n' "$(cd "$entry" && pwd)" "$krel" \
+if [ -f "$kernel/.complete" ]; then
+	key=$(printf 'kernel %s %s uid %s epoch %s\n' "$(cd "$kernel" && pwd)" "$krel" \
 		"$(id -u)" "${SOURCE_DATE_EPOCH:-0}"
-	      cat "$entry/.complete"
+	      cat "$kernel/.complete"
 	      printf 'module %s\n' "${kernel_modules[@]}"
 	      files_key "$suite" "$TOOLS/vm/mkinitramfs.sh" "$TOOLS/lib.sh" \
 		"$TOOLS/vm/guest-init.sh" "$TOOLS/vm/build-kmod.sh"
@@ -122,19 +120,14 @@ echo "$via" >"$root/etc/module_async.via"
 
 cp "$moddir"/modules.{order,builtin,builtin.modinfo} "$mods/" 2>/dev/null || true
 for mod in "${kernel_modules[@]}"; do
-	files=$(module_files "$moddir" "$mod")
-	for f in $files; do
-		mkdir -p "$mods/${f%/*}"
-		cp "$moddir/$f" "$mods/$f"
-	done
-	[ -z "$files" ] || continue
-	if sed 's,.*/,,; s,\.ko$,,; s,-,_,g' "$moddir/modules.builtin" 2>/dev/null |
-	   grep -qx "${mod//-/_}"; then
+	mapfile -t files < <(module_files "$moddir" "$mod")
+	if [ -n "${files[0]:-}" ]; then
+		(cd "$moddir" && cp --parents "${files[@]}" "$mods/")
+	elif grep -qx "\(.*/\)\?${mod//[-_]/[-_]}\.ko" "$moddir/modules.builtin" 2>/dev/null; then
 		log "$mod is built into $krel"
-		continue
+	else
+		die "kernel $krel has no module $mod (neither in modules.dep nor built in)"
 	fi
-	[ -f "$moddir/modules.dep" ] || die "no $moddir/modules.dep (run depmod -b)"
-	die "kernel $krel has no module $mod (neither in modules.dep nor built in)"
 done
 
 cp -a "$suite/." "$root$optdir/"

@@ -49,13 +49,8 @@ kernel='' dist=${DIST:-} src='' ksrc='' kver='' kdir='' moddir='' via=direct out
 patches=() timeout=300 prepare=0 suite_args=()
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--kernel) need_arg "$1" $#; kernel=$2; shift ;;
-	--dist) need_arg "$1" $#; dist=$2; shift ;;
-	--src) need_arg "$1" $#; src=$2; shift ;;
-	--ksrc) need_arg "$1" $#; ksrc=$2; shift ;;
-	--kver) need_arg "$1" $#; kver=$2; shift ;;
-	--kdir) need_arg "$1" $#; kdir=$2; shift ;;
-	--moddir) need_arg "$1" $#; moddir=$2; shift ;;
+	--kernel | --dist | --src | --ksrc | --kver | --kdir | --moddir | --via | --out)
+		need_arg "$1" $#; printf -v "${1#--}" %s "$2"; shift ;;
 	--patch)
 		[ -r "${2:-}" ] || usage_error "cannot read patch '${2:-}'"
 		grep -q '^+++ ' "$2" || usage_error "$2 is no patch (it has no +++ line)"
@@ -63,8 +58,6 @@ while [ $# -gt 0 ]; do
 		shift
 		;;
 	--allow-deadlock) suite_args+=(--allow-deadlock) ;;
-	--via) need_arg "$1" $#; via=$2; shift ;;
-	--out) need_arg "$1" $#; out=$2; shift ;;
 	--prepare) prepare=1 ;;
 	-h | --help) usage; exit 0 ;;
 	--) shift; suite_args+=("$@"); break ;;
@@ -85,7 +78,10 @@ if [ -z "$kernel" ]; then
 	[ ${#patches[@]} -eq 0 ] && [ -z "$src$ksrc" ] || kernel=vanilla
 fi
 if ! is_source_variant "$kernel"; then
-	for opt in ${patches[0]:+--patch} ${src:+--src} ${ksrc:+--ksrc}; do
+	[ ${#patches[@]} -eq 0 ] ||
+		usage_error "--patch applies to a kernel built from source ($SOURCE_VARIANTS)," \
+			"not '$kernel'"
+	for opt in ${src:+--src} ${ksrc:+--ksrc}; do
 		usage_error "$opt goes with a kernel built from source ($SOURCE_VARIANTS)," \
 			"not '$kernel'"
 	done
