@@ -78,10 +78,7 @@ if [ -z "$kernel" ]; then
 	[ ${#patches[@]} -eq 0 ] && [ -z "$src$ksrc" ] || kernel=vanilla
 fi
 if ! is_source_variant "$kernel"; then
-	[ ${#patches[@]} -eq 0 ] ||
-		usage_error "--patch applies to a kernel built from source ($SOURCE_VARIANTS)," \
-			"not '$kernel'"
-	for opt in ${src:+--src} ${ksrc:+--ksrc}; do
+	for opt in ${patches[0]:+--patch} ${src:+--src} ${ksrc:+--ksrc}; do
 		usage_error "$opt goes with a kernel built from source ($SOURCE_VARIANTS)," \
 			"not '$kernel'"
 	done
