@@ -10,6 +10,7 @@
 #   --full   also boot the bzImage (not its PVH entry): 15 s more
 #   --keep   keep the scratch directory and say where it is
 
+# shellcheck disable=SC2016 # code in single quotes: bash -c, eval and remade expand it
 set -euo pipefail
 
 # shellcheck source=tools/tests/lib-tests.sh
@@ -63,7 +64,6 @@ for name in linux-image-amd64 linux-image-6.1.0-57-amd64-unsigned \
 	check "not a plain amd64 image: $name" grep -vqE "$DEB_IMAGE_RE" <<<"$name"
 done
 
-# shellcheck disable=SC2016 # eval expands it
 for makefile in 'include /usr/src/c/Makefile\nCC = gcc-16' '# nothing'; do
 	check "a headers Makefile of no known form (or no include) exits 3: $makefile" \
 		exits 3 eval 'printf "$makefile\n" | (headers_makefile h c)'
@@ -119,14 +119,12 @@ check "apt-get was not called to make them" test ! -e "$tmp/apt.calls"
 # $e the entry) was done to it.
 entry_fault()
 {
-	# shellcheck disable=SC2016 # bash -c gets its values as $1...
 	bash -c '. "$1/lib.sh"; e=$2
 		 entry_tmp "$e"; mkdir -p "$ENTRY_TMP/lib/m"
 		 echo kernel >"$ENTRY_TMP/vmlinuz"; echo module >"$ENTRY_TMP/lib/m/a.ko"
 		 entry_commit "$e" stamp; eval "$3"; entry_valid "$e" stamp' \
 		_ "$TOOLS" "$tmp/entry.$RANDOM" "$1"
 }
-# An entry is valid as its stamp and manifest say: each file there, its size.
 while read -r want fault; do
 	check "entry_valid after '$fault': $want" exits "$want" entry_fault "$fault"
 done <<'EOF'
@@ -201,9 +199,8 @@ fi
 echo "# policy: standin"
 if [ "$name" = ok ]; then
 	for a in "$@"; do echo "# arg: [$a]"; done
-	# Kernel messages while guest-init copies long lines to the console
-	# (a byte at a time): each must be whole there; a debug message the
-	# kernel would not print stays off it.
+	# Kernel messages while guest-init copies long lines to the console (a
+	# byte at a time): each whole there; a debug message stays off it.
 	long=$(printf '%0400d' 0)
 	for i in $(seq 20); do
 		echo "# long line $i: $long"
@@ -284,14 +281,11 @@ remade()
 	eval "$1"
 	exits 0 pack "$tmp/initrd.gz" && grep -q "${2:-wrote }" "$tmp/err"
 }
-# shellcheck disable=SC2016 # the changes are code for remade
-{
 check "mkinitramfs.sh again from the same inputs keeps the image" remade : 'is up to date'
 check "... remakes it after a suite file changed" remade 'echo "# x" >>"$suite/settings"'
 check "... and after it changed back" remade 'sed -i "/^# x$/d" "$suite/settings"'
 check "... and when the image is not the one it wrote" remade 'touch "$tmp/initrd.gz"'
 check "... and without its stamp" remade 'rm "$tmp/initrd.gz.inputs"'
-}
 # What the guest needs and its boots below do not show.
 root=$tmp/root
 mkdir "$root"
@@ -301,14 +295,12 @@ kmod_links=$(cd "$root/sbin" && readlink modprobe insmod rmmod lsmod depmod modi
 check "initramfs has the suite's settings, bfq and the kmod tools ($kmod_links of 6)" \
 	test -e "$root/opt/module_async/settings" -a "$kmod_links" = 6 \
 		-a -e "$root/lib/modules/$krel/kernel/block/bfq.ko"
-# shellcheck disable=SC2016 # bash -c gets its values as $1...
 check "the test modules are packed once, without debug information" \
 	bash -c '[ -L "$1/opt/module_async/modules" ] &&
 		 ! readelf -S "$1/opt/module_async/modules/ma_standin.ko" | grep -q debug_info' \
 		_ "$root"
 kmod_bin=$("$TOOLS/vm/build-kmod.sh" 2>/dev/null) || kmod_bin=/nonexistent
 check "the initramfs's kmod is build-kmod.sh's" cmp -s "$kmod_bin" "$root/bin/kmod"
-# shellcheck disable=SC2016 # bash -c gets its values as $1...
 check "... static, with xz and zstd, without OpenSSL" \
 	bash -c '! ldd "$1" >/dev/null 2>&1 &&
 		 "$1" --version | grep -q "+ZSTD +XZ .*-LIBCRYPTO"' _ "$root/bin/kmod"
@@ -320,7 +312,6 @@ cp -a "${kmod_bin%/*}" "$kcache/kmod/"
 cp -a "$(cache_dir)/apt/$release-src" "$kcache/apt/"
 kentry=$kcache/kmod/$(basename "${kmod_bin%/*}")
 printf 'x' | dd of="$kentry/kmod" bs=1 seek=4096 conv=notrunc status=none
-# shellcheck disable=SC2016 # bash -c gets its values as $1...
 check "build-kmod.sh builds a damaged entry again" \
 	bash -c '[ "$(MODULE_ASYNC_CACHE=$1 "$2" 2>/dev/null)" = "$3/kmod" ] &&
 		 "$3/kmod" --version >/dev/null' _ "$kcache" "$TOOLS/vm/build-kmod.sh" "$kentry"
@@ -335,7 +326,8 @@ check "mkinitramfs.sh of a kernel without null_blk: exit 3, naming it" \
 check "mkinitramfs.sh of a suite without module_async.sh: exit 3, saying so" \
 	says 3 'has no module_async\.sh' pack "$tmp/bad.gz" "$entry" "$tmp/nosuite"
 
-# vm NAME ARG...: vm-run of the stand-in, stock kernel, TCG, into $tmp/out-NAME.
+# vm NAME ARG...: vm-run of the stand-in, stock kernel, TCG, into $tmp/out-NAME
+# (an option in ARG overrides these: vm-run's last wins).
 vm()
 {
 	"$TOOLS/vm/vm-run" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out-$1" \
@@ -361,11 +353,9 @@ grep -v -e '^# long line' -e '^# kernel: ' "$tmp/out" | diff "$tmp/expected.ktap
 details=$tmp/diff check "vm-run prints the suite's KTAP" test ! -s "$tmp/diff"
 check "results.ktap is what vm-run printed" cmp -s "$tmp/out" "$tmp/out-ok/results.ktap"
 # A boot that saves no state has its arguments (whole, above) in its initramfs.
-# shellcheck disable=SC2016 # bash -c gets its values as $1...
 check "no state saved: the arguments in the initramfs, no READY, the image gone" \
 	bash -c '! grep -q MODULE_ASYNC_READY "$1/serial1.log" && [ ! -e "$1/boot.initrd" ]' \
 		_ "$tmp/out-ok"
-# The stand-in's 20 long lines and 100 kernel lines, each whole in console.log.
 tr -d '\r' <"$tmp/out-ok/console.log" >"$tmp/console"
 n=$(grep -cE '^(# long line|\[ *[0-9.]+\] standin: kernel line) [0-9]+(: 0{400}| of 100)$' \
 	"$tmp/console") || true
@@ -375,8 +365,7 @@ check "console.log has the suite's stderr, not a debug message" \
 
 if [ "$full" = 1 ]; then
 	check "vm-run passes on the suite's rc 4 (bzImage boot)" exits 4 \
-		"$TOOLS/vm/vm-run" --kernel "$entry/vmlinuz" --boot bzimage --accel tcg \
-			--initrd "$tmp/initrd.gz" --out "$tmp/out-bzimage" -- --rc 4
+		vm bzimage --kernel "$entry/vmlinuz" --boot bzimage -- --rc 4
 fi
 # A fresh cache: no KVM verdict and no unpacked kernel yet.
 check "vm-run passes on the suite's rc 1 (accel auto, fresh cache)" exits 1 \
@@ -386,15 +375,12 @@ check "vm-run passes on the suite's rc 1 (accel auto, fresh cache)" exits 1 \
 	test -n "$(grep -lxE 'kvm|tcg' "$tmp/cache"/kvm-verdict/* 2>/dev/null)"
 check "vm-run watchdog: no end marker in 2 s exits 3" exits 3 vm timeout --timeout 2
 
-# Boot 1 wedges in wedge_exit, whose leftover holds the suite's stdout
-# (guest-init ends the run anyway), its cleanup report seconds later (the
-# host waits for it); boot 2, restored from the state saved before the first
-# case, wedges in wedge_hang, which never ends (the host takes what came).
+# Boot 1 wedges in wedge_exit; boot 2, restored from the state saved before
+# the first case, in wedge_hang, which never ends (the host takes what came).
 start=$SECONDS
 check "vm-run resumes after wedges in fresh VMs: rc 1" exits 1 vm wedge --timeout 120 \
 	--cases "$suite/wedge.cases" -- --scenario wedge --allow-deadlock
 took=$((SECONDS - start))
-# One document: each case once, in order, and the notes of the resume.
 verdicts=$("$KTAP" verdicts "$tmp/out" | paste -sd ' ') || true
 notes=$(grep -cF -e '# cleanup: the async job of ma_standin is stuck' \
 	-e '# resumed in a fresh VM (boot 2) after wedge_exit wedged the kernel' \
@@ -420,7 +406,6 @@ check "each boot's KTAP is kept (boot-1.ktap, boot-2.ktap)" \
 check "guest-init ends the run when a leftover holds the suite's stdout" \
 	test "$(grep -ac 'MODULE_ASYNC_END rc=1' "$tmp/out-wedge/serial1.log")" = 1
 
-# The guest panics in "panic": an infrastructure failure, the case named.
 died='^vm-run: error: boot 1: guest died: Kernel panic - not syncing: '
 check "vm-run: a guest that dies: rc 3, the panic and the case named" \
 	says 3 "$died.*, after 1 results of 3 planned \\(in panic\\)" \
@@ -434,18 +419,16 @@ check "the panicking case is ERROR: the guest died" \
 check "... the console's panic its evidence" \
 	grep -q "^# console: .*$crash" <("$KTAP" diag panic "$tmp/out-die/results.ktap")
 
-# A document is whole, or the run is no pass: every listed case has its
-# result after the third, but the plan (--repeat's) wants five.
+# Every listed case has its result after the third, but the plan wants five.
 for how in panic short; do
 	check "vm-run: the guest ends ($how) short of the plan, after every listed case: rc 3" \
 		says 3 'after 3 results of 5 planned' vm "$how" --timeout 60 \
 		--cases "$suite/repeat.cases" -- --scenario repeat --plan 5 --then "ok_first.2 $how"
 done
 
-# run_then_kill NAME WHAT: vm-run into $tmp/out-NAME holding a results lock
-# as vm.sh does; at the third result (the guest then hangs) the process
-# whose command line matches WHAT is killed (SIGKILL).  vm-run's stderr in
-# $tmp/err, its status in $kill_rc.
+# run_then_kill NAME WHAT: vm-run into $tmp/out-NAME holding its results lock as
+# vm.sh does; at the third result (the guest then hangs) SIGKILL to the process
+# whose command line matches WHAT.  vm-run's stderr in $tmp/err, status $kill_rc.
 run_then_kill()
 {
 	local out=$tmp/out-$1 pid i victim=''
@@ -489,8 +472,6 @@ no_qemu_of()
 check "no QEMU outlives a killed vm-run, nor holds the results lock" \
 	no_qemu_of "$tmp/out-guard"
 
-# The kernel booted must be the kernel meant: an entry whose build-id names
-# another kernel is refused, its verdicts not taken.
 mkdir -p "$tmp/other"
 ln -s "$entry"/* "$tmp/other/"
 rm -f "$tmp/other/build-id"
@@ -500,37 +481,30 @@ want_id=$("$KTAP" kernel "$tmp/out-ok/results.ktap")
 want_id=${want_id##* }
 check "vm-run: another kernel than the entry's build-id: exit 3, both IDs named" \
 	says 3 "build ID $want_id .*not the one meant: build ID $(printf '%040d' 0)" \
-	"$TOOLS/vm/vm-run" --kernel "$tmp/other" --initrd "$tmp/initrd.gz" \
-		--out "$tmp/out-other" --accel tcg
+	vm other --kernel "$tmp/other"
 check "no verdicts taken from another kernel" \
 	test ! -e "$tmp/out-other/results.ktap" -a ! -s "$tmp/out"
 check "vm-run: a document without its kernel line: exit 3, saying so" \
 	says 3 "does not say which kernel it ran" vm noid -- --no-identity
 
-# A state QEMU refuses to restore: the boot falls back to booting afresh,
-# and its document says so.
 head -c 4096 /dev/urandom >"$tmp/bad.state"
 check "vm-run --restore of a bad state boots afresh: the suite's rc 4" \
 	exits 4 vm refused --restore "$tmp/bad.state" -- --rc 4
 check "its document's first line: booted afresh, the restore failed" \
 	grep -qE '^# boot 1: booted afresh \([0-9.]+ s\): the restore failed: ' \
 		<(head -n 1 "$tmp/out-refused/results.ktap")
-check "vm-run: a missing initramfs exits 3" exits 3 \
-	"$TOOLS/vm/vm-run" --kernel "$entry" --initrd "$tmp/none.gz" --out "$tmp/out-none"
+check "vm-run: a missing initramfs exits 3" exits 3 vm none --initrd "$tmp/none.gz"
 check "vm-run: an --out it cannot make exits 3, not 1 (a case failed)" exits 3 \
-	"$TOOLS/vm/vm-run" --kernel "$entry" --initrd "$tmp/initrd.gz" --out /dev/null/out
+	vm x --out /dev/null/out
 # An initramfs that is no image: the kernel panics before /init, every time.
 head -c 4096 /dev/urandom >"$tmp/junk.gz"
 check "vm-run: a kernel that panics before the suite: exit 3, the panic named" \
 	says 3 '^vm-run: error: the guest did not start the suite \(.*: Kernel panic - not' \
-	"$TOOLS/vm/vm-run" --kernel "$entry" --initrd "$tmp/junk.gz" --out "$tmp/out-junk" \
-		--accel tcg --timeout 60
+	vm junk --initrd "$tmp/junk.gz" --timeout 60
 crashed='^vm-run: boot 1: the kernel crashed before the suite began (Kernel panic'
 check "it was booted once more, and only once" \
 	test "$(grep -c "$crashed" "$tmp/err")" = 1
 check "no QEMU left behind" test -z "$(pgrep -f "qemu-system-x86_64 .*$tmp/out-")"
 # One that was (the check failed) is this test's to end.
-for pid in $(pgrep -f "qemu-system-x86_64 .*$tmp/out-"); do
-	kill -KILL "$pid"
-done
+pkill -KILL -f "qemu-system-x86_64 .*$tmp/out-" || true
 checks_summary
