@@ -95,3 +95,15 @@ lab_results()
 {
 	awk '{ print $2, $3 == "ok" || $3 == "xfail" ? "pass" : $3 == "skip" ? "skip" : "fail" }'
 }
+
+# expect_verdicts WHAT KERNEL DOC STATUS LOG: check WHAT, that DOC, of a run
+# that exited STATUS, has KERNEL's expected verdicts (the comparison in LOG).
+expect_verdicts()
+{
+	if "$TOOLS/expected/expected" compare --status "$4" "$2" "$3" >"$5" 2>&1; then
+		pass "$1"
+	else
+		fail "$1 (${5#"$TOP"/})"
+		"$KTAP" totals "$5" | sed '$d; s/^/# /' || true
+	fi
+}

@@ -16,8 +16,6 @@ set -euo pipefail
 
 # shellcheck source=tools/tests/lib-tests.sh
 . "$(dirname "$0")/lib-tests.sh"
-# shellcheck source=tools/tests/lib-verdicts.sh
-. "$(dirname "$0")/lib-verdicts.sh"
 test_options "$@"
 
 # A run in the fresh root installs every package and fetches the kernel and

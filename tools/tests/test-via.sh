@@ -14,8 +14,6 @@ set -euo pipefail
 
 # shellcheck source=tools/tests/lib-tests.sh
 . "$(dirname "$0")/lib-tests.sh"
-# shellcheck source=tools/tests/lib-verdicts.sh
-. "$(dirname "$0")/lib-verdicts.sh"
 
 out=$TOP/build/check/via
 test_options "$@"
