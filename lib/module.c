@@ -378,14 +378,23 @@ int modules_dump_loading(void)
 int modlist_unload_new(const struct modlist *before, int timeout_ms)
 {
 	static struct modlist now;
-	bool progress = true, last_round = false;
+	long long end = now_us() + timeout_ms * 1000LL;
+	bool progress = true, busy = false, last_round = false;
 	unsigned int i;
 	int left = 0, ret;
 
-	/* Rounds until one unloads nothing: dependencies go before users. */
+	/*
+	 * Rounds until one unloads nothing: dependencies go before users. A
+	 * module still referenced (EAGAIN: its devices' asynchronous probe may
+	 * hold it a while after the load returned) is tried again a
+	 * millisecond later, until @timeout_ms.
+	 */
 	while (!last_round) {
-		last_round = !progress;
+		last_round = !progress && !(busy && now_us() < end);
+		if (!progress && busy)
+			sleep_ms(1);
 		progress = false;
+		busy = false;
 		left = 0;
 		if (modlist_read(&now))
 			return -1;
@@ -398,6 +407,7 @@ int modlist_unload_new(const struct modlist *before, int timeout_ms)
 				continue;
 			}
 			left++;
+			busy |= ret == -EAGAIN;
 			if (last_round || ret == -ETIMEDOUT)
 				diag("left loaded: %s (%s)", now.name[i],
 				     strerror(-ret));
