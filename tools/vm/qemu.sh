@@ -1,8 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-#
-# The test VM's kernel image and accelerator, and the suite's arguments in
-# an initramfs (for a guest no host answers: make lava); the VM itself is
-# tools/vm/vm-run's.  Sourced after tools/lib.sh.
+# The test VM's kernel image, accelerator and argument initramfs (make lava's
+# guest has no host to answer it); the VM is vm-run's.  Sourced after lib.sh.
 
 # shellcheck shell=bash
 
@@ -10,9 +8,8 @@
 # shellcheck disable=SC2034 # for lava.sh and vm-run
 readonly QEMU_CMDLINE="console=ttyS0,115200 panic=-1"
 
-# kvm_verdict_file: where vm-run keeps its verdict on this host's KVM
-# guests (kvm: they boot, tcg: they stay silent), per host kernel and QEMU
-# version, so that later runs need not wait for a silent guest again.
+# kvm_verdict_file: vm-run's verdict on KVM guests (kvm: they boot, tcg: silent)
+# per host kernel and QEMU version: later runs need not wait for silence again.
 kvm_verdict_file()
 {
 	qemu-system-x86_64 --version |
@@ -23,14 +20,11 @@ kvm_verdict_file()
 # (KVM, TCG if its guest stays silent).
 qemu_accel()
 {
-	local usable=0
-
-	[ ! -r /dev/kvm ] || [ ! -w /dev/kvm ] || usable=1
-	if [ "$1" = kvm ] && [ "$usable" = 0 ]; then
+	if [ "$1" = kvm ] && { [ ! -r /dev/kvm ] || [ ! -w /dev/kvm ]; }; then
 		die "--accel kvm: /dev/kvm is not usable"
 	elif [ "$1" != auto ]; then
 		echo "$1"
-	elif [ "$usable" = 0 ]; then
+	elif [ ! -r /dev/kvm ] || [ ! -w /dev/kvm ]; then
 		echo tcg
 	elif [ "$(cat "$(kvm_verdict_file)" 2>/dev/null)" = tcg ]; then
 		log "KVM guests did not boot on this host before ($(kvm_verdict_file)): using TCG"
@@ -40,11 +34,9 @@ qemu_accel()
 	fi
 }
 
-# unpacked_kernel BZIMAGE KERNEL: the cache entry of BZIMAGE (of kernel
-# entry KERNEL, or itself) unpacked: build-id, the unpacked kernel's (empty
-# if none), and vmlinux, the kernel itself if it has a PVH entry point.
-# Under TCG booting that saves most of a boot (firmware and decompressor
-# take about 8 of 15 s with Debian's xz-compressed kernel).
+# unpacked_kernel BZIMAGE KERNEL: the cache entry of BZIMAGE (of entry KERNEL)
+# unpacked: build-id (empty if none) and vmlinux if it has a PVH entry, which
+# saves 8 of a TCG boot's 15 s (firmware and decompressing Debian's xz kernel).
 unpacked_kernel()
 {
 	local entry stamp script
@@ -81,9 +73,8 @@ unpacked_kernel()
 	printf '%s\n' "$entry"
 }
 
-# boot_build_id KERNEL IMAGE: the GNU build ID of the kernel a run means to
-# boot: KERNEL entry's build-id (its maker's, from the vmlinux it linked or
-# unpacked), else IMAGE's (boot_image's); nothing where there is none.
+# boot_build_id KERNEL IMAGE: the build ID meant to boot: KERNEL entry's
+# build-id file, else IMAGE's (boot_image's); nothing where there is none.
 boot_build_id()
 {
 	if [ -f "${1%/}/build-id" ]; then
@@ -95,9 +86,8 @@ boot_build_id()
 	fi
 }
 
-# boot_image KERNEL auto|pvh|bzimage: the image to boot of a kernel entry
-# directory (its vmlinuz, or its vmlinux) or of a bzImage: the PVH entry
-# if there is one (auto), if not bzimage.
+# boot_image KERNEL auto|pvh|bzimage: the image to boot of an entry directory
+# (vmlinuz or vmlinux) or a bzImage: the PVH entry if any (auto), or bzimage.
 boot_image()
 {
 	local kernel=${1%/} image=${1%/} elf=${1%/}
@@ -124,9 +114,8 @@ elf_has_pvh()
 	LC_ALL=C readelf -n "$1" 2>/dev/null | grep -Eq 'Xen .*(0x00000012|PHYS32_ENTRY)'
 }
 
-# initrd_with_args BASE FILE ARGS...: FILE is the initramfs BASE and,
-# appended, a gzip'd cpio of etc/module_async.args, ARGS one a line, for
-# guest-init.sh: the kernel unpacks concatenated archives in order.
+# initrd_with_args BASE FILE ARGS...: FILE is BASE and, appended, a gzip'd cpio
+# of etc/module_async.args (ARGS a line): the kernel unpacks archives in order.
 initrd_with_args()
 {
 	local base=$1 dest=$2 dir args=etc/module_async.args
