@@ -28,8 +28,7 @@ table_problem()
 	done
 }
 
-# The reader can fail: tools/README's table taken, tables with a row, a
-# ratio or the header missing or not numbers refused.
+# The reader can fail: tools/README's table taken, one with a line missing or mangled not.
 sed -n '/^    module_async bench, /,$s/^    //p' "$TOOLS/README" >"$tmp/good"
 verify "the reader takes tools/README's table" [ -z "$(table_problem "$tmp/good")" ]
 for mangle in '/^make vm (warm)/s/ [0-9.]*$/ -/' '/^  the VM run/d' \
