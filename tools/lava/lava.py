@@ -4,14 +4,12 @@
 
 usage: lava.py COMMAND ARG...
   job TEMPLATE KEY=VALUE...  the job template rendered, every variable given
-  device DICT TYPES JOB      DICT rendered on lava-server's device-type
-                             templates in TYPES with JOB's context
+  device DICT TYPES JOB      DICT on lava-server's device-types TYPES, JOB's context
   validate JOB...            each job through lava_common's job schema
   timeout JOB                the job's timeout in seconds
   results LOG DEFINITION [CASES]
-                             "CASE RESULT" for each case of DEFINITION that
-                             lava-run logged; exit as make vm's (1 also when
-                             a case of the file CASES has no record)
+                             "CASE RESULT" a case of DEFINITION lava-run logged;
+                             exit as make vm's (1 also: a case of CASES unrecorded)
 
 Exit status: 0; 1 an invalid job; 2 bad usage; 3 any other failure.
 """

@@ -1,11 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# test-lava.sh - make lava against make vm on one image of Debian's stock
-# kernel: the same verdict for each case (ok and XFAIL pass, SKIP skip, not
-# ok fail); with deadlocks allowed the expected table's first wedging case
-# fails, no case after it is recorded, the job ends within its timeout.
-# Both job templates pass LAVA's job schema; bad usage exits 2.
+# test-lava.sh - make lava against make vm on one stock image: each case's
+# verdict; with deadlocks allowed the first wedging case fails, none after
+# it recorded, within the job's timeout.  The job templates pass LAVA's
+# schema; bad usage exits 2.
 #
 # usage: test-lava.sh [--out DIR]   (default: build/check/lava)
 
@@ -43,8 +42,7 @@ suite_timeout=$(sed -n 's/^timeout=\([0-9][0-9]*\)$/\1/p' "$TOP/settings")
 	suite_timeout="$suite_timeout" boot_timeout=120 >"$tmp/kselftest.yaml" \
 	2>"$tmp/schema" || true
 
-# One image for all the runs (making it is most of the cost): make lava's,
-# booted by vm-run as make vm does.
+# One image for all the runs, make lava's, booted by vm-run as make vm does.
 rc=0
 "$LAVA" --out "$out/lava" >"$tmp/lava" 2>"$out/lava.log" || rc=$?
 details=$out/lava.log check "make lava on the stock kernel: LAVA completed the job" \
