@@ -50,12 +50,6 @@ def validate(jobs: list[str]) -> int:
     return bad
 
 
-def job_timeout(job: str) -> None:
-    from lava_common.timeout import Timeout  # type: ignore[import]
-
-    print(int(Timeout.parse(load(job)["timeouts"]["job"])))
-
-
 def results(log: str, definition: str, cases: str | None = None) -> int:
     job = None
     got: list[tuple[str, str]] = []
@@ -109,7 +103,8 @@ def main(argv: list[str]) -> int:
     elif cmd == "validate" and args:
         return validate(args)
     elif cmd == "timeout" and len(args) == 1:
-        job_timeout(args[0])
+        from lava_common.timeout import Timeout  # type: ignore[import]
+        print(int(Timeout.parse(load(args[0])["timeouts"]["job"])))
     elif cmd == "results" and len(args) in (2, 3):
         return results(*args)
     else:

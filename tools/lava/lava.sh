@@ -152,8 +152,7 @@ timeout -k 10 $((job_timeout + CLEANUP_S)) lava-run --job-id "$job_id" \
 	2>"$out/lava.log" || lava_rc=$?
 log "lava-run ended after $(($(date +%s) - start)) s (exit $lava_rc)"
 
-# A case of the runner's list without a record is a failure; with --case
-# the suite runs those cases only.
+# A case of the runner's list without a record fails, unless --case chose others.
 cases=${img[cases]}
 case " ${suite_args[*]-} " in
 *" -c "* | *" --case"*) cases= ;;

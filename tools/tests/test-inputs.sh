@@ -20,12 +20,9 @@ refused()
 {
 	local error
 
-	status=0
-	"${vm_env[@]}" make -s -C "${top:-$TOP}" vm "${@:3}" >"$tmp/out" 2>&1 </dev/null ||
-		status=$?
-	error=$(sed -n 's/^make\(\[[0-9]*\]\)\?: \*\*\* \[.*\] Error \([0-9]*\)$/\2/p' \
-		"$tmp/out")
-	status=${error:-$status}
+	run_to "$tmp/out" "${vm_env[@]}" make -s -C "${top:-$TOP}" vm "${@:3}"
+	error=$(sed -n 's/^make\(\[[0-9]*\]\)\?: \*\*\* \[.*\] Error \([0-9]*\)$/\2/p' "$tmp/out")
+	status=${error:-$rc}
 	echo "(exit $status)" >>"$tmp/out"
 	check "$1" said "${want:-2}" "$2"
 }
