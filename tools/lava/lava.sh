@@ -26,10 +26,8 @@ PROG=${0##*/}
 readonly LAVA_PY=$TOOLS/lava/lava.py
 readonly DEFINITION=module_async	# the monitors' name in qemu-job.jinja2
 
-# The lab's bound on a boot to /init (Debian's 6.1 takes 15 s here, TCG).
-readonly BOOT_TIMEOUT=120
-# lava-run past the job's own timeout: LAVA's cleanup after a timeout.
-readonly CLEANUP_S=60
+readonly BOOT_TIMEOUT=120	# the lab's bound on a boot to /init (6.1: 15 s here, TCG)
+readonly CLEANUP_S=60	# lava-run past the job's timeout: LAVA's cleanup
 
 usage()
 {
@@ -107,7 +105,6 @@ fi
 [ "$rc" -eq 0 ] || die "could not make the image (vm.sh --prepare: exit $rc)"
 # After the image: vm.sh has checked the options.
 "$TOOLS/deps.sh" --lava || die "missing packages"
-need_cmd lava-run dpkg-deb
 
 declare -A img
 while read -r key value; do

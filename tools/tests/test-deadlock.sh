@@ -58,8 +58,7 @@ lab_misfiled()
 readonly unsafe_case=request_module_from_async_kyber-iosched
 readonly false_facts=own=yes,worker=yes,unrelated=no,older=no,async_probe=no,async_probe_knob=yes
 
-# facts_check: without --allow-deadlock, false --facts do not run the case:
-# the boot measures the facts and skips it (exit 4), nothing wedged.
+# facts_check: false --facts without --allow-deadlock: the case measured, skipped, nothing wedged.
 facts_check()
 {
 	local dir=$out/stock-facts verdict ok=false

@@ -54,8 +54,7 @@ git -C "$repo" init -q
 git -C "$repo" add -A
 git -C "$repo" -c user.name=base -c user.email=base@localhost commit -q -m base
 
-# builds: in a copy, the modules against sid's 7.2, the runner and library
-# with -Werror against the tree's kselftest.h.
+# builds: in a copy, the modules against sid's 7.2, the C with -Werror and the tree's kselftest.h.
 builds()
 {
 	local dir=$tmp/build f objs=()
