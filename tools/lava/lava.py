@@ -4,14 +4,12 @@
 
 usage: lava.py COMMAND ARG...
   job TEMPLATE KEY=VALUE...  the job template rendered, every variable given
-  device DICT TYPES JOB      DICT rendered on lava-server's device-type
-                             templates in TYPES with JOB's context
+  device DICT TYPES JOB      DICT on lava-server's device-types TYPES, JOB's context
   validate JOB...            each job through lava_common's job schema
   timeout JOB                the job's timeout in seconds
   results LOG DEFINITION [CASES]
-                             "CASE RESULT" for each case of DEFINITION that
-                             lava-run logged; exit as make vm's (1 also when
-                             a case of the file CASES has no record)
+                             "CASE RESULT" a case of DEFINITION lava-run logged;
+                             exit as make vm's (1 also: a case of CASES unrecorded)
 
 Exit status: 0; 1 an invalid job; 2 bad usage; 3 any other failure.
 """
@@ -50,12 +48,6 @@ def validate(jobs: list[str]) -> int:
             print(f"{job}: invalid: {exc}", file=sys.stderr)
             bad = 1
     return bad
-
-
-def job_timeout(job: str) -> None:
-    from lava_common.timeout import Timeout  # type: ignore[import]
-
-    print(int(Timeout.parse(load(job)["timeouts"]["job"])))
 
 
 def results(log: str, definition: str, cases: str | None = None) -> int:
@@ -111,7 +103,8 @@ def main(argv: list[str]) -> int:
     elif cmd == "validate" and args:
         return validate(args)
     elif cmd == "timeout" and len(args) == 1:
-        job_timeout(args[0])
+        from lava_common.timeout import Timeout  # type: ignore[import]
+        print(int(Timeout.parse(load(args[0])["timeouts"]["job"])))
     elif cmd == "results" and len(args) in (2, 3):
         return results(*args)
     else:

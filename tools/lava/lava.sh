@@ -1,18 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# lava.sh - the suite as a LAVA job run on this machine (make lava): make
-# vm's image (vm.sh --prepare, the suite's arguments in the initramfs),
-# job qemu-job.jinja2 on device device-qemu.jinja2, run by lava-run as root.
-# Prints what LAVA recorded, "CASE pass|fail|skip" a line.
+# lava.sh - make vm's image (vm.sh --prepare) as a LAVA job run here by
+# lava-run as root; prints what LAVA recorded, "CASE pass|fail|skip" a line.
 #
 # usage: lava.sh [kernel options] [--allow-deadlock] [--out DIR] [--image FILE]
 #                [-- suite arguments]
 #   kernel options    vm.sh's: --kernel, --dist, --src, --ksrc, --kver,
 #                     --kdir, --moddir, --patch
 #   --allow-deadlock  run the cases that can wedge the kernel for good
-#   --out DIR         job.yaml, device.yaml, lava.log, output/, image and
-#                     results (default: build/lava/<kernel>)
+#   --out DIR         the job, its logs and results (default: build/lava/<kernel>)
 #   --image FILE      boot the image FILE names (DIR/image of a run)
 #
 # Exit status as make vm's; 3 also when LAVA did not complete the job.
@@ -29,10 +26,8 @@ PROG=${0##*/}
 readonly LAVA_PY=$TOOLS/lava/lava.py
 readonly DEFINITION=module_async	# the monitors' name in qemu-job.jinja2
 
-# The lab's bound on a boot to /init (Debian's 6.1 takes 15 s here, TCG).
-readonly BOOT_TIMEOUT=120
-# lava-run past the job's own timeout: LAVA's cleanup after a timeout.
-readonly CLEANUP_S=60
+readonly BOOT_TIMEOUT=120	# the lab's bound on a boot to /init (6.1: 15 s here, TCG)
+readonly CLEANUP_S=60	# lava-run past the job's timeout: LAVA's cleanup
 
 usage()
 {
@@ -74,8 +69,7 @@ done
 
 [ "$(id -u)" -eq 0 ] || die "lava-run runs jobs as root only"
 
-# lava_templates: lava-server's device-type templates of the installed
-# lava-dispatcher's version, unpacked once into the cache.
+# lava_templates: the installed lava-dispatcher's lava-server device-types, cached.
 lava_templates()
 {
 	local ver entry sha arch deb
@@ -111,9 +105,7 @@ fi
 [ "$rc" -eq 0 ] || die "could not make the image (vm.sh --prepare: exit $rc)"
 # After the image: vm.sh has checked the options.
 "$TOOLS/deps.sh" --lava || die "missing packages"
-need_cmd lava-run dpkg-deb
 
-# Its name, entry, initrd and cases ("KEY VALUE" lines).
 declare -A img
 while read -r key value; do
 	img[$key]=$value
@@ -147,9 +139,8 @@ types=$(lava_templates)
 	>"$out/device.yaml" || die "could not render the device"
 job_timeout=$("$LAVA_PY" timeout "$out/job.yaml")
 
-# lava-run's working directory, which it removes unless killed.
 job_id=$$
-trap 'rm -rf "/var/lib/lava/dispatcher/tmp/$job_id"' EXIT
+trap 'rm -rf "/var/lib/lava/dispatcher/tmp/$job_id"' EXIT	# lava-run's, if killed
 log "lava-run: job $job_id on $name (timeout ${job_timeout}s; log $out/lava.log)"
 lava_rc=0
 start=$(date +%s)
@@ -158,8 +149,7 @@ timeout -k 10 $((job_timeout + CLEANUP_S)) lava-run --job-id "$job_id" \
 	2>"$out/lava.log" || lava_rc=$?
 log "lava-run ended after $(($(date +%s) - start)) s (exit $lava_rc)"
 
-# A case of the runner's list without a record is a failure; with --case
-# the suite runs those cases only.
+# A case of the runner's list without a record fails, unless --case chose others.
 cases=${img[cases]}
 case " ${suite_args[*]-} " in
 *" -c "* | *" --case"*) cases= ;;

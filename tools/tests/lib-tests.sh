@@ -1,10 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# lib-tests.sh - what the tests of tools/tests share: tools/lib.sh (their
-# reporter), the usage (a test's header comment from its fourth line, its
-# "usage:" line naming the options) and options, a scratch directory, a
-# command's status and output, the KTAP reader.  A test sources it after
-# set -euo pipefail, with a shellcheck source= directive naming it.
+# lib-tests.sh - what tools/tests share: lib.sh, usage and options, a
+# scratch directory, checks.  Sourced after set -euo pipefail.
 
 # shellcheck shell=bash
 # shellcheck source=tools/lib.sh
@@ -30,13 +27,13 @@ scratch_end()
 }
 trap scratch_end EXIT
 
+# usage: the test's header comment from its fourth line.
 usage()
 {
 	sed -n '4,/^[^#]/s/^# \{0,1\}//p' "$0"
 }
 
-# test_options ARG...: -h or --help (the usage, exit 0), --keep, and --out
-# DIR or --full in a script that set a default $out or $full.
+# test_options ARG...: -h, --help, --keep, and --out DIR or --full if $out or $full is set.
 test_options()
 {
 	while [ $# -gt 0 ]; do
@@ -68,7 +65,6 @@ run_to()
 	"$@" >"$log" 2>&1 </dev/null || rc=$?
 }
 
-# indent: stdin indented, as a check's details.
 indent()
 {
 	sed 's/^/    /'
@@ -89,8 +85,7 @@ check()
 	done
 }
 
-# lab_results: the KTAP reader's verdicts ("<n> <case> <verdict>") as a lab
-# files them, "<case> pass|fail|skip" (XFAIL a pass, TIMEOUT or ERROR a fail).
+# lab_results: the KTAP reader's verdicts as a lab files them, "<case> pass|fail|skip".
 lab_results()
 {
 	awk '{ print $2, $3 == "ok" || $3 == "xfail" ? "pass" : $3 == "skip" ? "skip" : "fail" }'

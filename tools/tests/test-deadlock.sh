@@ -1,14 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# test-deadlock.sh - the suite with deadlocks allowed, on the kernels of
-# $deadlock_kernels tools/vm/matrix.sh can make, each run within its bound:
-# the verdicts of tools/expected/verdicts (every unsafe case a TIMEOUT, the
-# run resumed in fresh boots, one document); each TIMEOUT with a stack in
-# async_synchronize* and the runner's wait-for cycle; each wedged boot's
-# cleanup report and end marker; every boot's results under their KernelCI
-# IDs, and a lab reading the whole console filing each case once, rightly.
-# On stock 6.1 also --facts that cannot lie.
+# test-deadlock.sh - the suite with deadlocks allowed (resumed in fresh
+# boots) on $deadlock_kernels, each within its bound: the expected verdicts,
+# each TIMEOUT's evidence, each wedged boot's report, the KernelCI IDs and
+# a lab's reading of the console.  On stock 6.1 also --facts that cannot lie.
 #
 # usage: test-deadlock.sh [--out DIR]   (default: build/check/deadlock)
 
@@ -18,19 +14,16 @@ set -euo pipefail
 . "$(dirname "$0")/lib-tests.sh"
 shopt -s nullglob	# a run of one boot has no boot-*.ktap
 
-# 6.1 (the reference), 5.10 and 7.2 (the oldest and newest WARN, elevator
-# and workqueue formats), the 3.8 flag on 6.1 and 7.2, the fixed series on
-# 6.1 (the deadlock it leaves; on 7.2 that case's modprobe is not yet seen
-# waiting for the load: no cycle).  vanilla and 6.12: the safe matrix's.
+# 6.1, 5.10 and 7.2 (the oldest and newest WARN, elevator and workqueue
+# formats), the 3.8 flag on 6.1 and 7.2, the fixed series on 6.1 (on 7.2 its
+# deadlock's modprobe is not yet seen waiting: no cycle).
 readonly deadlock_kernels="stock stock-bullseye stock-sid patched patched-7.2 fixed"
-# The bound on a kernel's whole run, not counting its fetch or build.
-readonly bound=600
+readonly bound=600	# a kernel's whole run, not its fetch or build
 
 out=$TOP/build/check/deadlock
 test_options "$@"
 
-# timeouts_show KERNEL DOC REGEX WHAT: DOC has TIMEOUTs, and each one's
-# evidence (the '#' lines before its result) a line matching REGEX.
+# timeouts_show KERNEL DOC REGEX WHAT: DOC has TIMEOUTs, each one's evidence matching REGEX.
 timeouts_show()
 {
 	local all name bare=''
@@ -45,9 +38,8 @@ timeouts_show()
 	check "$1: each of $(wc -w <<<"$all") TIMEOUTs shows $4" test -n "$all" -a -z "$bare"
 }
 
-# lab_misfiled CONSOLE DOC: each "<id> <result>" KernelCI's parser files from
-# the whole console not as the merged DOC has it: no such case, another
-# verdict, or twice (a wedged boot gives none for the cases it did not run).
+# lab_misfiled CONSOLE DOC: each "<id> <result>" KernelCI's parser reads in
+# CONSOLE not as DOC has it: no such case, another verdict, or twice.
 lab_misfiled()
 {
 	local ids
@@ -62,14 +54,11 @@ lab_misfiled()
 		     !($1 in want) || want[$1] != $2 || seen[$1]++ { print }' - <(echo "$ids")
 }
 
-# A case unsafe where a load syncs all async work, and facts that would
-# call it safe on stock 6.1, where it deadlocks.
+# A case that deadlocks on stock 6.1, and facts that would call it safe.
 readonly unsafe_case=request_module_from_async_kyber-iosched
 readonly false_facts=own=yes,worker=yes,unrelated=no,older=no,async_probe=no,async_probe_knob=yes
 
-# facts_check: on stock 6.1, --facts calling an unsafe case safe do not run
-# it without --allow-deadlock: the boot measures the facts and skips the
-# case (exit 4), nothing wedged.
+# facts_check: false --facts without --allow-deadlock: the case measured, skipped, nothing wedged.
 facts_check()
 {
 	local dir=$out/stock-facts verdict ok=false
@@ -85,7 +74,7 @@ facts_check()
 		"stock: --facts calling $unsafe_case safe: skipped without --allow-deadlock" "$ok"
 }
 
-# prepare_kernel NAME: the kernel NAME fetched or built, so that the bound is the run's.
+# prepare_kernel NAME: NAME fetched or built, outside the run's bound.
 prepare_kernel()
 {
 	case $1 in
@@ -115,15 +104,13 @@ for k in $deadlock_kernels; do
 	doc=$out/$k/results.ktap
 	timeouts_show "$k" "$doc" async_synchronize "a stack in async_synchronize"
 	timeouts_show "$k" "$doc" '^# wait-for cycle: async job ' "the wait-for cycle"
-	# Each wedged boot's cleanup report and end marker reached the host.
 	nwedged=$(grep -c '^# kernel wedged by ' "$doc" 2>/dev/null) || nwedged=0
 	ncleanup=$(grep -c '^# cleanup: ' "$doc" 2>/dev/null) || ncleanup=0
 	lost=$(grep -m1 'no end marker' "$out.$k.log") || lost=''
 	echo "$ncleanup cleanup reports; ${lost:-every end marker arrived}" >"$tmp/err"
 	check "$k: each of $nwedged wedged boots sent its cleanup report and end marker" \
 		test -s "$doc" -a -z "$lost" -a "$ncleanup" -ge "$nwedged"
-	# Each boot's document as a lab without the resume keeps it; the
-	# cases those of the runner matrix.sh built.
+	# Each boot's document, as a lab without the resume keeps it.
 	"$TOP/build/module_async" --list >"$tmp/cases"
 	"$KTAP" kernelci-ids --foreign "$tmp/cases" "$doc" "$out/$k"/boot-*.ktap \
 		>"$tmp/err" || echo "(the KTAP reader failed)" >>"$tmp/err"

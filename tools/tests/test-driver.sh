@@ -1,10 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# test-driver.sh - host tests of module_async.sh, the shell driver: usage
-# errors exit 2 before any prerequisite is looked at, --help and --list work
-# anywhere, a missing prerequisite is a whole-suite SKIP (exit 4) with its
-# reason.  Nothing is loaded: --modules-dir is an empty directory.
+# test-driver.sh - module_async.sh, the shell driver, with an empty
+# --modules-dir: usage errors exit 2, --help and --list work anywhere, a
+# missing prerequisite is a whole-suite SKIP (exit 4) with its reason.
 #
 # usage: test-driver.sh RUNNER    (the built module_async binary)
 

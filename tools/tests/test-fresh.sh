@@ -1,14 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# test-fresh.sh - README.md's first commands on a fresh machine: in a
-# minimal Debian bookworm root (debootstrap --variant=minbase, this
-# machine's apt sources), under chroot as root, README.md's prerequisites
-# command, a clone of the committed HEAD and `make vm` with an empty cache
-# of its own, whose KTAP has the stock kernel's expected verdicts; first, as
-# another user, `make vm` stops at once naming the apt-get command to run.
-# The minbase root is kept as a tarball in the cache (fresh-root/), its
-# sha256 checked on every use; the root, build/fresh/root, is removed.
+# test-fresh.sh - README.md's first commands in a minimal Debian root
+# (debootstrap minbase, cached as a checksummed tarball, this machine's apt
+# sources) under chroot: as another user `make vm` names the apt-get command
+# to run; as root the prerequisites, a clone of HEAD and `make vm` with an
+# empty cache give the stock kernel's expected verdicts.
 #
 # usage: test-fresh.sh
 
@@ -18,9 +15,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib-tests.sh"
 test_options "$@"
 
-# A run in the fresh root installs every package and fetches the kernel and
-# its source: minutes, not hours.
-readonly MAKE_VM_BOUND=1800
+readonly MAKE_VM_BOUND=1800	# every package installed, the kernel fetched
 readonly SUITE=bookworm VARIANT=minbase ARCH=amd64
 
 [ "$(id -u)" -eq 0 ] || die "needs root (debootstrap, chroot, mount)"
@@ -34,8 +29,7 @@ mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.sources 2>/dev/null
 prereq=$(sed -n 's/^    \(apt-get .*\)$/\1/p' "$TOP/README.md" | head -n 1)
 prereq=${prereq%%#*}
 
-# base_tarball: the path of a verified tarball of a fresh minbase root,
-# keyed by what debootstrap is given and its version.
+# base_tarball: a verified tarball of a fresh root, keyed by debootstrap's input.
 base_tarball()
 {
 	local key entry
@@ -63,8 +57,7 @@ base_tarball()
 root=$TOP/build/fresh/root
 log=$TOP/build/fresh
 
-# remove_root: the root unmounted, deepest first (lazily if something
-# still holds a mount), and removed.
+# remove_root: the root unmounted, deepest first (else lazily), and removed.
 remove_root()
 {
 	local m
@@ -93,8 +86,7 @@ trap 'exit 130' INT TERM HUP
 mkdir -p "$root"
 tar --numeric-owner -C "$root" -xpzf "$tarball"
 
-# What a fresh machine on this network has: its apt sources and settings
-# (in place of debootstrap's one-line sources.list).
+# This machine's apt sources and settings, not debootstrap's sources.list.
 rm -f "$root/etc/apt/sources.list"
 cp -a /etc/apt/sources.list.d/. "$root/etc/apt/sources.list.d/"
 [ ! -e /etc/apt/sources.list ] || cp /etc/apt/sources.list "$root/etc/apt/"
@@ -107,7 +99,6 @@ mount -t proc none "$root/proc"
 mount --rbind /sys "$root/sys"
 mount --make-rslave "$root/sys"
 
-# The project, cloned the way a user would, by the root's own git.
 git clone -q --bare "$TOP" "$root/srv/module_async.git"
 
 run_to "$log/prereq.log" in_root "$prereq"
@@ -117,8 +108,7 @@ run_to "$log/clone.log" in_root "git clone -q /srv/module_async.git /root/module
 	git -C /root/module_async checkout -q $rev"
 details=$log/clone.log check "a clone of $rev by the root's own git" test "$rc" -eq 0
 
-# As another user, before the packages are there: the one apt-get command
-# to run, a failure, and nothing fetched.
+# As another user, before the packages: a failure naming apt-get, nothing fetched.
 in_root "git clone -q /srv/module_async.git /tmp/user-clone &&
 	 chown -R nobody:nogroup /tmp/user-clone" >"$log/user-clone.log" 2>&1 || true
 run_to "$log/user-make-vm.log" chroot --userspec=nobody:nogroup "$root" /usr/bin/env -i \

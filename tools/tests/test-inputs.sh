@@ -1,9 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# test-inputs.sh - bad input to `make vm` is refused before any kernel is
-# fetched, built or booted: exit 2, one line naming what is wrong.  The
-# host's failures before any work are exit 3, never 1 ("a case failed").
+# test-inputs.sh - bad input to `make vm` refused before any work: exit 2,
+# one line naming what is wrong; the host's failures then exit 3, never 1.
 #
 # usage: test-inputs.sh
 
@@ -15,19 +14,15 @@ test_options "$@"
 details=$tmp/out
 
 # refused WHAT REGEX ARGS...: make vm ARGS under "${vm_env[@]}" exits ${want:-2}
-# (the script's status from make's "make[1]: *** [...] Error N", else make's
-# own) saying REGEX (-E), and no work: no kernel named, nothing fetched.
+# (the script's, from make's "*** [...] Error N") saying REGEX (-E), no work done.
 vm_env=(env)
 refused()
 {
 	local error
 
-	status=0
-	"${vm_env[@]}" make -s -C "${top:-$TOP}" vm "${@:3}" >"$tmp/out" 2>&1 </dev/null ||
-		status=$?
-	error=$(sed -n 's/^make\(\[[0-9]*\]\)\?: \*\*\* \[.*\] Error \([0-9]*\)$/\2/p' \
-		"$tmp/out")
-	status=${error:-$status}
+	run_to "$tmp/out" "${vm_env[@]}" make -s -C "${top:-$TOP}" vm "${@:3}"
+	error=$(sed -n 's/^make\(\[[0-9]*\]\)\?: \*\*\* \[.*\] Error \([0-9]*\)$/\2/p' "$tmp/out")
+	status=${error:-$rc}
 	echo "(exit $status)" >>"$tmp/out"
 	check "$1" said "${want:-2}" "$2"
 }
@@ -47,13 +42,13 @@ for word in maybe 2 "1 0"; do
 		"ALLOW_DEADLOCK=$word: say 1, y, yes, true or on" "ALLOW_DEADLOCK=$word"
 done
 
-# spelled yes|no WORD...: make vm ALLOW_DEADLOCK=WORD passes --allow-deadlock, or not.
+# spelled: make vm ALLOW_DEADLOCK=WORD passes --allow-deadlock, before 0 in the list only.
 spelled()
 {
-	local want=$1 word got
+	local want=yes word got
 
-	shift
-	for word in "$@"; do
+	for word in 1 y yes true on 0 n no false off ''; do
+		[ "$word" != 0 ] || want=no
 		make -s -n -C "$TOP" vm ALLOW_DEADLOCK="$word" >"$tmp/out" 2>&1 || return 1
 		got=no
 		! grep -q -- '--allow-deadlock' "$tmp/out" || got=yes
@@ -61,17 +56,15 @@ spelled()
 		[ "$got" = "$want" ] || return 1
 	done
 }
-spelled_both() { spelled yes 1 y yes true on && spelled no 0 n no false off ''; }
-check "ALLOW_DEADLOCK: 1 y yes true on allow, 0 n no false off and empty do not" spelled_both
+check "ALLOW_DEADLOCK: 1 y yes true on allow, 0 n no false off and empty do not" spelled
 
 refused "KERNEL=no/such/file: no such kernel image" \
 	"no such kernel image: no/such/file$" KERNEL=no/such/file
 refused "KERNEL path with a space: named whole" \
 	"no such kernel image: $tmp/a b$" "KERNEL=$tmp/a b"
 
-# A build tree as vm.sh checks one (a Makefile, its release, its modules),
-# the same without modules.order (headers), and a file with a bzImage's
-# boot protocol header ("HdrS" at 0x202).
+# A build tree (a Makefile, its release, its modules), its headers only (no
+# modules.order), and a file with a bzImage's boot protocol header.
 kdir=$tmp/kdir
 mkdir -p "$kdir/include/generated"
 echo 'all:' >"$kdir/Makefile"
@@ -104,8 +97,8 @@ refused "no HOME, XDG_CACHE_HOME or MODULE_ASYNC_CACHE: no cache, said so" \
 	"no cache: HOME, XDG_CACHE_HOME and MODULE_ASYNC_CACHE are all unset"
 vm_env=(env)
 
-# A checkout whose path holds a space: refused, nothing written in it or
-# beside it (a runner built there would go to the path's first word).
+# A checkout whose path holds a space (a runner built there would go to the
+# path's first word): refused, nothing written in it or beside it.
 top="$tmp/a b/clone"
 mkdir -p "$top"
 clone_files | rsync -a --from0 --files-from=- "$TOP/" "$top/" || die "cannot copy the suite"
@@ -140,8 +133,7 @@ vm_env=(read_only "$TOP/build/vm/stock")
 want=3 refused "a read-only build/vm/stock: exit 3, said so" \
 	"cannot write to the results directory .*/build/vm/stock"
 vm_env=(env)
-# A second run on a kernel whose results directory is in use, refused
-# before it writes there: the lock is the one a first run holds.
+# A second run on a kernel whose results directory a first run locks.
 exec {lock}>"$TOP/build/vm/stock/.lock"
 flock -n "$lock" || die "build/vm/stock is in use: is a make vm running in this clone?"
 want=3 refused "a second make vm on the same kernel: refused, naming the directory" \

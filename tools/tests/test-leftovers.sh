@@ -1,10 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# test-leftovers.sh - what a killed run leaves behind (.download.<pid>.* in
-# the cache's debs/, $TMPDIR/mkinitramfs.<pid>.*) the next run removes;
-# those of a process still running, begun before they were made, stay,
-# whatever their dates say.  One `make vm` of the stock kernel (warm: 20 s).
+# test-leftovers.sh - a killed run's .download.<pid>.* and mkinitramfs.<pid>.*
+# the next `make vm` removes; a live process's stay, whatever their dates.
 #
 # usage: test-leftovers.sh
 
@@ -16,7 +14,7 @@ test_options "$@"
 
 debs=$(cache_dir)/debs
 mkdir -p "$debs"
-# A pid that is gone: a child of ours that has exited and been reaped.
+# A pid that is gone: a child of ours, reaped.
 true &
 dead=$!
 wait "$dead"

@@ -1,13 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# test-series.sh - `make series` as a maintainer receives it: a cover letter
-# (the payload's size, the verdicts per kernel) and at least four patches
-# touching only the suite, MAINTAINERS and the selftests Makefile, each
-# applying with git am --whitespace=error to linux-source-7.2's files and
-# the suite building after each (once it has its Makefile: test-intree.sh
-# on 7.2); the directory added is the payload.  And the READMEs keep their
-# limits.  (The checkpatch stage reads the patches.)
+# test-series.sh - `make series` as a maintainer receives it: its cover
+# letter and patches, each applying to linux-source-7.2 and the suite
+# building after each (once it has its Makefile: test-intree.sh on 7.2);
+# the directory added is the payload.  And the READMEs keep their limits.
 #
 # usage: test-series.sh
 
@@ -49,7 +46,6 @@ verify "the cover letter gives the verdicts on four of today's kernels" \
 kdir=$(readlink -f "$("$TOOLS/kernel/fetch-kernel.sh" --dist sid | tail -n 1)/kdir") ||
 	die "could not fetch sid's kernel"
 
-# The tree's own files the series changes, committed as they are.
 repo=$tmp/linux
 mkdir -p "$repo/$selftests"
 cp "$src/MAINTAINERS" "$repo/"
@@ -58,9 +54,7 @@ git -C "$repo" init -q
 git -C "$repo" add -A
 git -C "$repo" -c user.name=base -c user.email=base@localhost commit -q -m base
 
-# builds: what the patches so far add builds, in a copy: the modules
-# against sid's 7.2, the runner and library with -Werror against the tree's
-# kselftest.h.
+# builds: in a copy, the modules against sid's 7.2, the C with -Werror and the tree's kselftest.h.
 builds()
 {
 	local dir=$tmp/build f objs=()

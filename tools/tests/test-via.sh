@@ -1,12 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# test-via.sh - the suite run the kselftest way in the VM (tools/vm/vm.sh
-# --via run_kselftest: make series applied to the kernel's source, make
-# install, run_kselftest.sh -c module_async in the guest), on Debian's stock
-# kernel and on linux-source-7.2 built vanilla: the kernel's KTAP parser reads
-# the runner's document and the suite's nested in it (every case once), whose
-# verdicts and exit status are the table's (make vm's own on 7.2: matrix).
+# test-via.sh - vm.sh --via run_kselftest on Debian's stock kernel and on
+# vanilla 7.2: the kernel's KTAP parser reads the runner's document and the
+# suite's nested in it (every case once), with the table's verdicts.
 #
 # usage: test-via.sh [--out DIR]   (default: build/check/via)
 
@@ -24,8 +21,7 @@ kunit=$src/tools/testing/kunit
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-# via KERNEL VM-ARGS...: the suite by run_kselftest.sh on KERNEL (a column
-# of tools/expected/verdicts, made by vm.sh VM-ARGS), in $out/KERNEL.
+# via KERNEL VM-ARGS...: the suite on KERNEL (a verdicts column; vm.sh VM-ARGS).
 via()
 {
 	local kernel=$1 dir=$out/$1 status=0
