@@ -98,21 +98,6 @@ die()
 	exit "$EXIT_INFRA"
 }
 
-# errors_are_infra: a command failing unchecked exits 3 (not 1: a case
-# failed), saying which; a subshell leaves the saying to its parent.
-errors_are_infra()
-{
-	set -E
-	trap 'errors_exit "$?" "$LINENO" "$BASH_COMMAND"' ERR
-}
-
-errors_exit()
-{
-	[ "$BASH_SUBSHELL" -gt 0 ] ||
-		printf '%s: error: line %s: %s: exit %s\n' "$PROG" "$2" "$3" "$1" >&2
-	exit "$EXIT_INFRA"
-}
-
 usage_error()
 {
 	printf '%s: %s\n' "$PROG" "$*" >&2
@@ -127,24 +112,27 @@ need_arg()
 }
 
 # The test reporter, KTAP: a result a check, a failure's details in "# "
-# lines after it.  checks_summary prints the plan and "N passed, N
-# failed[, N skipped]", and fails when a check did.
+# lines after it.  checks_summary prints the plan and "N passed, N failed,
+# N skipped", and fails when a check did.
+passed=0 failed=0 skipped=0
 result()
 {
-	[ $((${passed:-0} + ${failed:-0} + ${skipped:-0})) -gt 0 ] || echo "KTAP version 1"
-	echo "$1 $((${passed:-0} + ${failed:-0} + ${skipped:-0} + 1)) $2"
+	local n=$((passed + failed + skipped + 1))
+
+	[ "$n" -gt 1 ] || echo "KTAP version 1"
+	echo "$1 $n $2"
 }
 
 pass()
 {
 	result ok "$*"
-	passed=$((${passed:-0} + 1))
+	passed=$((passed + 1))
 }
 
 fail()
 {
 	result "not ok" "$*"
-	failed=$((${failed:-0} + 1))
+	failed=$((failed + 1))
 }
 
 # skip WHAT: WHY
@@ -154,7 +142,7 @@ skip()
 
 	[[ $what != *": "* ]] || why=${what#*: } what=${what%%: *}
 	result ok "$what # SKIP${why:+ $why}"
-	skipped=$((${skipped:-0} + 1))
+	skipped=$((skipped + 1))
 }
 
 # verify WHAT CMD...: pass WHAT if CMD succeeds, else fail WHAT.
@@ -194,35 +182,12 @@ relay()
 
 checks_summary()
 {
-	local n=$((${passed:-0} + ${failed:-0} + ${skipped:-0}))
+	local n=$((passed + failed + skipped))
 
 	[ "$n" -gt 0 ] || echo "KTAP version 1"
 	echo "1..$n"
-	echo "${passed:-0} passed, ${failed:-0} failed${skipped:+, $skipped skipped}"
-	[ "${failed:-0}" -eq 0 ]
-}
-
-# read_only DIR CMD...: CMD with DIR read-only, to root too (a read-only
-# bind mount in a mount namespace); 125, saying why, when it cannot be.
-read_only()
-{
-	local dir=$1 rc=0
-
-	shift
-	if [ "$(id -u)" -eq 0 ]; then
-		unshare -m --propagation private true 2>/dev/null || {
-			log "read_only: no mount namespace here (unshare -m)"
-			return 125
-		}
-		# shellcheck disable=SC2016 # the inner shell expands them
-		unshare -m --propagation private sh -c \
-			'mount --bind -o ro "$1" "$1" || exit 125; shift; exec "$@"' sh "$dir" "$@"
-		return
-	fi
-	chmod a-w "$dir" || return 125
-	"$@" || rc=$?
-	chmod u+w "$dir"
-	return "$rc"
+	echo "$passed passed, $failed failed, $skipped skipped"
+	[ "$failed" -eq 0 ]
 }
 
 need_cmd()
@@ -486,34 +451,27 @@ elf_build_id()
 	printf '%s\n' "$id"
 }
 
-# kernel_build_id IMAGE SCRIPT: the build ID of IMAGE's kernel, unpacked by
-# SCRIPT (a tree's scripts/extract-vmlinux); fails, saying why.
-kernel_build_id()
-{
-	local tmp rc=0
-
-	stale_remove "${TMPDIR:-/tmp}/module_async.vmlinux."
-	tmp=$(mktemp "${TMPDIR:-/tmp}/module_async.vmlinux.$$.XXXXXX")
-	if ! "$2" "$1" >"$tmp" 2>/dev/null || ! elf_build_id "$tmp"; then
-		log "$1: $2 finds no kernel with a build ID in it"
-		rc=1
-	fi
-	rm -f "$tmp"
-	return "$rc"
-}
-
 # kernel_image_check IMAGE VMLINUX SCRIPT: prints the build ID IMAGE's
-# kernel (unpacked by SCRIPT) shares with VMLINUX; else fails, saying both.
+# kernel (unpacked by SCRIPT, a tree's scripts/extract-vmlinux) shares with
+# VMLINUX; else fails, saying why.
 kernel_image_check()
 {
-	local want got
+	local want got="" tmp
 
 	if ! want=$(elf_build_id "$2"); then
 		log "$2 has no build ID to check $1 by"
 		return 1
 	fi
-	got=$(kernel_build_id "$1" "$3") || return 1
-	if [ "$got" != "$want" ]; then
+	stale_remove "${TMPDIR:-/tmp}/module_async.vmlinux."
+	tmp=$(mktemp "${TMPDIR:-/tmp}/module_async.vmlinux.$$.XXXXXX")
+	if "$3" "$1" >"$tmp" 2>/dev/null; then
+		got=$(elf_build_id "$tmp") || got=
+	fi
+	rm -f "$tmp"
+	if [ -z "$got" ]; then
+		log "$1: $3 finds no kernel with a build ID in it"
+		return 1
+	elif [ "$got" != "$want" ]; then
 		log "$1 holds the kernel of build ID $got, not $2 ($want)"
 		return 1
 	fi
