@@ -83,15 +83,31 @@ run_stage()
 
 stage()
 {
+	local src72 sid rc=0
+
 	case $1 in
-	compare | intree) "stage_$1" ;;
 	shell | build | checkpatch | sparse | ktap)
 		"stage_$1"
 		checks_summary
 		;;
+	compare)
+		"$TOOLS/tests/test-compare.sh" || rc=1
+		"$TOOLS/ktap/test-ktap.sh" || rc=1
+		return "$rc"
+		;;
+	intree)
+		# In linux-source-6.1's selftests, then in 7.2's with sid's kernel
+		# for the modules; and the suite as the patch series against 7.2.
+		"$TOOLS/tests/test-intree.sh" || rc=1
+		src72=$("$TOOLS/kernel/fetch-source.sh" --series 7.2 | tail -n 1) &&
+			sid=$("$TOOLS/kernel/fetch-kernel.sh" --dist sid | tail -n 1) &&
+			"$TOOLS/tests/test-intree.sh" --source "$src72" --kernel "$sid" \
+				--out "$TOP/build/intree-7.2" --no-toplevel || rc=1
+		"$TOOLS/tests/test-series.sh" || rc=1
+		return "$rc"
+		;;
 	lib) make -C "$TOP/lib" check OUTPUT="$TOP/build/lib" RUNNER="$runner" ;;
 	driver) "$TOOLS/tests/test-driver.sh" "$runner" ;;
-	deadlock | lava | bench) "$TOOLS/tests/test-$1.sh" --out "$logdir/$1" ;;
 	kernels) "$TOOLS/tests/test-vm-kernels.sh" ;;
 	reliability) "$TOOLS/reliability" --quick ;;
 	matrix) "$TOOLS/vm/matrix.sh" --out "$logdir/matrix" ;;
@@ -158,31 +174,6 @@ stage_build()
 			[ "$rc" -eq 0 ]
 		[ "$rc" -eq 0 ] || echo "# log: $log"
 	done
-}
-
-# The verdict comparator's tests and the KTAP reader's: two documents.
-stage_compare()
-{
-	local rc=0
-
-	"$TOOLS/tests/test-compare.sh" || rc=1
-	"$TOOLS/ktap/test-ktap.sh" || rc=1
-	return "$rc"
-}
-
-# In linux-source-6.1's selftests, then in 7.2's with sid's kernel for the
-# modules; and the suite as the patch series against 7.2 (make series).
-stage_intree()
-{
-	local src72 sid rc=0
-
-	"$TOOLS/tests/test-intree.sh" || rc=1
-	src72=$("$TOOLS/kernel/fetch-source.sh" --series 7.2 | tail -n 1) &&
-		sid=$("$TOOLS/kernel/fetch-kernel.sh" --dist sid | tail -n 1) &&
-		"$TOOLS/tests/test-intree.sh" --source "$src72" --kernel "$sid" \
-			--out "$TOP/build/intree-7.2" --no-toplevel || rc=1
-	"$TOOLS/tests/test-series.sh" || rc=1
-	return "$rc"
 }
 
 # kernel_src: the linux-source tree whose checkers the checks run, in $src.

@@ -285,8 +285,6 @@ ksrc_problem()
 	fi
 }
 
-# ---- cache entries --------------------------------------------------------
-
 # An entry is made beside its place (entry_tmp), then renamed in
 # (entry_commit); its .complete stamp, written last, says from what.
 
@@ -438,8 +436,6 @@ entry_commit()
 	ENTRY_TMP=
 }
 
-# ---- which kernel an image holds ------------------------------------------
-
 # elf_build_id FILE: ELF FILE's build ID in hex; fails silently without one.
 elf_build_id()
 {
@@ -477,8 +473,6 @@ kernel_image_check()
 	fi
 	printf '%s\n' "$want"
 }
-
-# ---- steps keyed by their inputs ------------------------------------------
 
 # A step's outputs are kept while its stamp has its KEY and their stat.
 step_text()
