@@ -46,10 +46,8 @@ stages=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--stage)
-		case " $all_stages " in
-		*" ${2:-} "*) stages="$stages $2" ;;
-		*) usage_error "unknown stage '${2:-}'" ;;
-		esac
+		[[ " $all_stages " == *" ${2:-} "* ]] || usage_error "unknown stage '${2:-}'"
+		stages="$stages $2"
 		shift
 		;;
 	-h | --help) usage; exit 0 ;;
@@ -144,7 +142,6 @@ stage_shell()
 		verify "python syntax ${f#"$TOP"/}" \
 			python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read())' "$f"
 	done
-	# The Python programs are typed: mypy --strict, as kunit_tool is.
 	for f in ktap/ktap vm/vm-run expected/expected lava/lava.py; do
 		verify "mypy --strict tools/$f" \
 			mypy --strict --no-error-summary --cache-dir "$TOP/build/mypy" "$TOOLS/$f"
@@ -198,7 +195,6 @@ stage_checkpatch()
 {
 	local f mode finding k why out kept seen=$work/checkpatch.seen
 
-	need_cmd perl
 	kernel_src
 	# "PATTERN TYPE" of each "checkpatch PATTERN TYPE: why" line.
 	mapfile -t kept < <(sed -nE 's/^checkpatch ([^ ]+) ([A-Z0-9_]+): .*/\1 \2/p' \
@@ -288,7 +284,6 @@ stage_sparse()
 {
 	local dist
 
-	need_cmd sparse make
 	for dist in $SPARSE_RELEASES; do
 		sparse_one "$dist"
 	done
@@ -299,7 +294,6 @@ stage_ktap()
 	local cases=$work/cases k doc foreign docs=()
 	local matrix=$logdir/matrix
 
-	need_cmd python3
 	kernel_src
 	shopt -s nullglob
 	if ! "$runner" --list >"$cases" 2>/dev/null || [ ! -s "$cases" ]; then

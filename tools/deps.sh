@@ -27,9 +27,7 @@ usage()
 {
 	cat <<EOF
 usage: $PROG [--lava] [--list] [--help]
-
-Installs the Debian packages module_async needs on the host, if missing:
-  ${packages[*]}
+Installs, if missing: ${packages[*]}
 
   --lava   also those of make lava: ${lava_packages[*]}
   --list   print every package name (the LAVA ones too), one a line, and exit

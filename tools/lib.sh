@@ -37,15 +37,12 @@ readonly PATH_UNSAFE=$' \t\n:%$#\\\'"`;&|<>()*?[]{}!'
 # path_problem PATH: why make or Kbuild cannot take PATH; nothing if they can.
 path_problem()
 {
-	local i c
 	local -A names=([' ']="a space" [$'\t']="a tab" [$'\n']="a newline")
+	local c=${1//[^"$PATH_UNSAFE"]/}
 
-	for ((i = 0; i < ${#PATH_UNSAFE}; i++)); do
-		c=${PATH_UNSAFE:i:1}
-		[[ $1 == *"$c"* ]] || continue
+	c=${c:0:1}
+	[ -z "$c" ] ||
 		echo "it holds ${names[$c]:-"'$c'"}, which make and Kbuild cannot take in a path"
-		return
-	done
 }
 
 top_problem=$(path_problem "$TOP")
@@ -255,9 +252,7 @@ series_release()
 
 check_release()
 {
-	case " $DEB_RELEASES " in
-	*" $1:"*) [[ $1 =~ ^[a-z]+(-[a-z]+)?$ ]] && return 0 ;;
-	esac
+	[[ $1 =~ ^[a-z]+(-[a-z]+)?$ && " $DEB_RELEASES " == *" $1:"* ]] && return 0
 	usage_error "bad Debian release '$1' (known: $(deb_releases | paste -sd' '))"
 }
 
