@@ -113,31 +113,25 @@ stage()
 	esac
 }
 
-# shell_files: a clone's shell scripts (by name or #! line), relative to $TOP.
+# shell_files: "SHELL FILE" for each of a clone's shell scripts (by name or
+# #! line; POSIX ones say so, the rest and sourced files are bash's).
 shell_files()
 {
-	local f
-
-	clone_files | while IFS= read -r -d '' f; do
-		if [[ $f == *.sh ]] || head -n 1 "$TOP/$f" 2>/dev/null |
-		   grep -qE '^#!(/usr)?/bin/(env )?(ba)?sh'; then
-			echo "$f"
-		fi
-	done
+	clone_files | (cd "$TOP" && xargs -0 awk 'FNR == 1 {
+		if (FILENAME ~ /\.sh$/ || /^#!(\/usr)?\/bin\/(env )?(ba)?sh/)
+			print (/^#!\/bin\/sh/ ? "sh" : "bash"), FILENAME
+		nextfile }')
 }
 
 stage_shell()
 {
 	local f shell
 
-	for f in $(shell_files); do
-		# POSIX scripts say so; the rest (and sourced files) are bash.
-		shell=bash
-		[[ "$(head -n 1 "$TOP/$f")" != '#!/bin/sh'* ]] || shell="sh"
+	while read -r shell f; do
 		# shellcheck disable=SC2016 # the inner shell expands them
 		verify "shellcheck $f" \
 			sh -c '"$1" -n "$2" && shellcheck -x "$2"' sh "$shell" "$TOP/$f"
-	done
+	done < <(shell_files)
 	for f in $(find "$TOP/tools" -name '*.py' | sort); do
 		verify "python syntax ${f#"$TOP"/}" \
 			python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read())' "$f"
@@ -185,7 +179,7 @@ kernel_src()
 lint_files()
 {
 	clone_files '*.[ch]' 'tools/kernel/patches/*.patch' | tr '\0' '\n'
-	shell_files
+	shell_files | cut -d' ' -f2-
 	"$TOOLS/kernel/series.sh" --out "$work/series" |
 		sed -n "/\/0000-cover-letter\.patch\$/!s|^$TOP/||p" ||
 		die "could not make the series"
