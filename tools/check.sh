@@ -6,7 +6,6 @@
 
 set -euo pipefail
 
-PROG=${0##*/}
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/lib.sh"
 readonly logdir=$TOP/build/check runner=$TOP/build/module_async work=$TOP/build/lint
@@ -65,13 +64,13 @@ run_stage()
 	local log=$logdir/$1.log start rc=0 counts n
 
 	echo "== $1" >&2
-	start=$(date +%s)
+	start=$SECONDS
 	(stage "$1") >"$log" 2>&1 || rc=$?
 	counts=$("$TOOLS/ktap/ktap" totals --status "$rc" "$log") || [ $? -eq 1 ] ||
 		counts=$'# tools/ktap/ktap totals failed\n0 passed, 1 failed, 0 skipped'
 	read -r -a n <<<"${counts##*$'\n'}"
 	total=($((total[0] + n[0])) $((total[1] + n[2])) $((total[2] + n[4])))
-	echo "$1: ${counts##*$'\n'} ($(($(date +%s) - start))s, exit $rc)"
+	echo "$1: ${counts##*$'\n'} ($((SECONDS - start))s, exit $rc)"
 	if [ "$rc" -ne 0 ] || [ "${n[2]}" -ne 0 ]; then
 		{ sed '$d' <<<"$counts"; grep ': error: ' "$log" || true; } | head -n 40 |
 			sed 's/^/    /'
@@ -190,7 +189,6 @@ stage_checkpatch()
 	local f mode finding k why out kept seen=$work/checkpatch.seen
 
 	kernel_src
-	# "PATTERN TYPE" of each "checkpatch PATTERN TYPE: why" line.
 	mapfile -t kept < <(sed -nE 's/^checkpatch ([^ ]+) ([A-Z0-9_]+): .*/\1 \2/p' \
 		"$TOOLS/lint.exceptions")
 	: >"$seen"
@@ -231,7 +229,7 @@ readonly SPARSE_RELEASES="bookworm bullseye trixie sid"
 sparse_one()
 {
 	local entry kdir log=$work/sparse-$1.log mods=$work/modules-$1 findings n sources what rc=0
-	local krel series wq_src wqs uses
+	local krel wq_src wqs uses
 
 	entry=$("$TOOLS/kernel/fetch-kernel.sh" --dist "$1" | tail -n 1) ||
 		die "could not fetch the stock kernel of $1"
@@ -259,9 +257,8 @@ sparse_one()
 	findings=$(grep -E ': (warning|error):' "$log") || true
 	verify "sparse and the compiler (W=1) on $what: no warning" [ -z "$findings" ]
 	[ -z "$findings" ] || printf '%s\n' "$findings" | sed "s|$mods/|modules/|; s/^/# /"
-	series=$(grep -oE '^[0-9]+\.[0-9]+' <<<"$krel") || die "unexpected kernel release '$krel'"
-	wq_src=$("$TOOLS/kernel/fetch-source.sh" --series "$series" | tail -n 1) ||
-		die "could not fetch linux-source-$series"
+	wq_src=$("$TOOLS/kernel/fetch-source.sh" --dist "$1" | tail -n 1) ||
+		die "could not fetch the linux-source of $what"
 	[ -f "$wq_src/kernel/workqueue.c" ] || die "no kernel/workqueue.c in $wq_src"
 	wqs=$(sed -nE 's/^\s*(system_[a-z_]+) = alloc_workqueue\(.*__WQ_DEPRECATED.*/\1/p' \
 		"$wq_src/kernel/workqueue.c" | tr '\n' ' ')
@@ -269,7 +266,7 @@ sparse_one()
 	uses=$(nm -uA "$mods"/*.ko 2>/dev/null | awk -v wqs=" $wqs" '
 		index(wqs, " " $NF " ") { sub(/:$/, "", $1); sub(/.*\//, "", $1)
 					  printf "%s uses %s; ", $1, $NF }') || true
-	wqs="${wqs:-none }in $series's kernel/workqueue.c"
+	wqs="${wqs:-none }in ${wq_src##*/}/kernel/workqueue.c"
 	verify "the test modules use no workqueue $what deprecates ($wqs)${uses:+: ${uses%; }}" \
 		[ -z "$uses" ]
 }
@@ -320,10 +317,9 @@ stage_ktap()
 mkdir -p "$logdir" "$work"
 # make check fails with 1 whatever failed, missing packages too.
 "$TOOLS/deps.sh" || exit 1
-start_all=$(date +%s)
 for s in $stages; do
 	run_stage "$s"
 done
-echo "== all stages took $(($(date +%s) - start_all))s"
+echo "== all stages took ${SECONDS}s"
 echo "${total[0]} passed, ${total[1]} failed, ${total[2]} skipped"
 [ "${total[1]}" -eq 0 ]

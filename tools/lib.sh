@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# The preamble every script of tools/ sources (after PROG=${0##*/}); sets
-# TOOLS (this directory) and TOP.  A script defines usage().
+# The preamble every script of tools/ sources; sets PROG (its name, for
+# messages), TOOLS (this directory) and TOP.  A script defines usage().
 #
 # Exit statuses, the same in every script:
 #	0, 1, 4  the outcome: nothing failed, a check or a case failed, all
@@ -14,7 +14,7 @@
 
 set -euo pipefail
 shopt -s inherit_errexit
-: "${PROG:=${0##*/}}"
+PROG=${0##*/}
 TOOLS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$TOOLS/.." && pwd)
 readonly TOOLS TOP
@@ -73,15 +73,10 @@ clone_files()
 	(cd "$TOP" && git ls-files -z --cached --others --exclude-standard -- "${@:-.}")
 }
 
-payload_files()
-{
-	clone_files "${PAYLOAD[@]}"
-}
-
 # payload_copy DIR: the payload into DIR (made).
 payload_copy()
 {
-	mkdir -p "$1" && payload_files | rsync -a --from0 --files-from=- "$TOP/" "$1/"
+	mkdir -p "$1" && clone_files "${PAYLOAD[@]}" | rsync -a --from0 --files-from=- "$TOP/" "$1/"
 }
 
 log()
@@ -158,21 +153,18 @@ verify()
 # relay FILE: each result of KTAP document FILE as a check; none fails.
 relay()
 {
-	local n what verdict results=0 failures=0
+	local n what verdict failed0=$failed all0=$((passed + failed + skipped))
 
 	while read -r n what; do
-		verdict=${what##* } what=${what% *} results=$((results + 1))
+		verdict=${what##* } what=${what% *}
 		case $verdict in
 		ok | xfail) pass "$what" ;;
 		skip) skip "$what: $("$TOOLS/ktap/ktap" reason "$what" "$1")" ;;
-		*)
-			fail "$what"
-			failures=$((failures + 1))
-			;;
+		*) fail "$what" ;;
 		esac
 	done < <("$TOOLS/ktap/ktap" verdicts "$1")
-	[ "$results" -gt 0 ] || fail "${1##*/}: a result (it has none)"
-	if [ "$failures" -gt 0 ]; then
+	[ $((passed + failed + skipped)) -gt "$all0" ] || fail "${1##*/}: a result (it has none)"
+	if [ "$failed" -gt "$failed0" ]; then
 		"$TOOLS/ktap/ktap" totals "$1" | sed '$d; s/^/# /' || true
 	fi
 }
@@ -514,12 +506,8 @@ tools_key()
 # module_files MODDIR NAME: module NAME's and its dependencies' files.
 module_files()
 {
-	awk -v want="${2//-/_}" '
-		{ f = $1; sub(/:$/, "", f)
-		  n = f; sub(/.*\//, "", n); sub(/\.ko(\.[a-z]+)?$/, "", n); gsub(/-/, "_", n)
-		  if (n == want) {
-			for (i = 1; i <= NF; i++) { g = $i; sub(/:$/, "", g); print g }
-			exit
-		  } }' \
+	awk -v want="${2//-/_}" '{ sub(/:/, ""); n = $1; sub(/.*\//, "", n)
+		sub(/\.ko(\.[a-z]+)?$/, "", n); gsub(/-/, "_", n)
+		if (n == want) { for (i = 1; i <= NF; i++) print $i; exit } }' \
 		"$1/modules.dep" 2>/dev/null
 }
