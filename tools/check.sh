@@ -141,9 +141,8 @@ stage_shell()
 	done
 }
 
-# The kselftest.h generations the runner and lib's tests must build and
-# pass with: ksft_exit_pass/fail return int up to 6.11, void __noreturn
-# since 6.12.
+# The kselftest.h generations the runner and lib's tests must pass with:
+# ksft_exit_pass/fail return int up to 6.11, void __noreturn since 6.12.
 readonly KSFT_SERIES="5.10 6.12 7.2"
 
 stage_build()
