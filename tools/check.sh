@@ -2,13 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # check.sh - the project's own tests (`make check`), in stages, each timed,
-# its log in build/check/<stage>.log.  tools/ktap/ktap totals counts a
-# stage's results (KTAP, its own or kselftest's) with its exit status: a
-# non-zero one with no failure, or no result at all, is a failure.
+# its log in build/check/<stage>.log, counted by tools/ktap/ktap totals.
 
 set -euo pipefail
 
-PROG=${0##*/}
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/lib.sh"
 readonly logdir=$TOP/build/check runner=$TOP/build/module_async work=$TOP/build/lint
@@ -48,10 +45,8 @@ stages=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--stage)
-		case " $all_stages " in
-		*" ${2:-} "*) stages="$stages $2" ;;
-		*) usage_error "unknown stage '${2:-}'" ;;
-		esac
+		[[ " $all_stages " == *" ${2:-} "* ]] || usage_error "unknown stage '${2:-}'"
+		stages="$stages $2"
 		shift
 		;;
 	-h | --help) usage; exit 0 ;;
@@ -69,13 +64,13 @@ run_stage()
 	local log=$logdir/$1.log start rc=0 counts n
 
 	echo "== $1" >&2
-	start=$(date +%s)
+	start=$SECONDS
 	(stage "$1") >"$log" 2>&1 || rc=$?
 	counts=$("$TOOLS/ktap/ktap" totals --status "$rc" "$log") || [ $? -eq 1 ] ||
 		counts=$'# tools/ktap/ktap totals failed\n0 passed, 1 failed, 0 skipped'
 	read -r -a n <<<"${counts##*$'\n'}"
 	total=($((total[0] + n[0])) $((total[1] + n[2])) $((total[2] + n[4])))
-	echo "$1: ${counts##*$'\n'} ($(($(date +%s) - start))s, exit $rc)"
+	echo "$1: ${counts##*$'\n'} ($((SECONDS - start))s, exit $rc)"
 	if [ "$rc" -ne 0 ] || [ "${n[2]}" -ne 0 ]; then
 		{ sed '$d' <<<"$counts"; grep ': error: ' "$log" || true; } | head -n 40 |
 			sed 's/^/    /'
@@ -85,15 +80,31 @@ run_stage()
 
 stage()
 {
+	local src72 sid rc=0
+
 	case $1 in
-	compare | intree) "stage_$1" ;;
 	shell | build | checkpatch | sparse | ktap)
 		"stage_$1"
 		checks_summary
 		;;
+	compare)
+		"$TOOLS/tests/test-compare.sh" || rc=1
+		"$TOOLS/ktap/test-ktap.sh" || rc=1
+		return "$rc"
+		;;
+	intree)
+		# In linux-source-6.1's selftests, then in 7.2's with sid's kernel
+		# for the modules; and the suite as the patch series against 7.2.
+		"$TOOLS/tests/test-intree.sh" || rc=1
+		src72=$("$TOOLS/kernel/fetch-source.sh" --series 7.2 | tail -n 1) &&
+			sid=$("$TOOLS/kernel/fetch-kernel.sh" --dist sid | tail -n 1) &&
+			"$TOOLS/tests/test-intree.sh" --source "$src72" --kernel "$sid" \
+				--out "$TOP/build/intree-7.2" --no-toplevel || rc=1
+		"$TOOLS/tests/test-series.sh" || rc=1
+		return "$rc"
+		;;
 	lib) make -C "$TOP/lib" check OUTPUT="$TOP/build/lib" RUNNER="$runner" ;;
 	driver) "$TOOLS/tests/test-driver.sh" "$runner" ;;
-	deadlock | lava | bench) "$TOOLS/tests/test-$1.sh" --out "$logdir/$1" ;;
 	kernels) "$TOOLS/tests/test-vm-kernels.sh" ;;
 	reliability) "$TOOLS/reliability" --quick ;;
 	matrix) "$TOOLS/vm/matrix.sh" --out "$logdir/matrix" ;;
@@ -101,45 +112,37 @@ stage()
 	esac
 }
 
-# shell_files: a clone's shell scripts (by name or #! line), relative to $TOP.
+# shell_files: "SHELL FILE" for each of a clone's shell scripts (by name or
+# #! line; POSIX ones say so, the rest and sourced files are bash's).
 shell_files()
 {
-	local f
-
-	clone_files | while IFS= read -r -d '' f; do
-		if [[ $f == *.sh ]] || head -n 1 "$TOP/$f" 2>/dev/null |
-		   grep -qE '^#!(/usr)?/bin/(env )?(ba)?sh'; then
-			echo "$f"
-		fi
-	done
+	clone_files | (cd "$TOP" && xargs -0 awk 'FNR == 1 {
+		if (FILENAME ~ /\.sh$/ || /^#!(\/usr)?\/bin\/(env )?(ba)?sh/)
+			print (/^#!\/bin\/sh/ ? "sh" : "bash"), FILENAME
+		nextfile }')
 }
 
 stage_shell()
 {
 	local f shell
 
-	for f in $(shell_files); do
-		# POSIX scripts say so; the rest (and sourced files) are bash.
-		shell=bash
-		[[ "$(head -n 1 "$TOP/$f")" != '#!/bin/sh'* ]] || shell="sh"
+	while read -r shell f; do
 		# shellcheck disable=SC2016 # the inner shell expands them
 		verify "shellcheck $f" \
 			sh -c '"$1" -n "$2" && shellcheck -x "$2"' sh "$shell" "$TOP/$f"
-	done
+	done < <(shell_files)
 	for f in $(find "$TOP/tools" -name '*.py' | sort); do
 		verify "python syntax ${f#"$TOP"/}" \
 			python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read())' "$f"
 	done
-	# The Python programs are typed: mypy --strict, as kunit_tool is.
 	for f in ktap/ktap vm/vm-run expected/expected lava/lava.py; do
 		verify "mypy --strict tools/$f" \
 			mypy --strict --no-error-summary --cache-dir "$TOP/build/mypy" "$TOOLS/$f"
 	done
 }
 
-# The kselftest.h generations the runner and lib's tests must build and
-# pass with: ksft_exit_pass/fail return int up to 6.11, void __noreturn
-# since 6.12.
+# The kselftest.h generations the runner and lib's tests must pass with:
+# ksft_exit_pass/fail return int up to 6.11, void __noreturn since 6.12.
 readonly KSFT_SERIES="5.10 6.12 7.2"
 
 stage_build()
@@ -162,34 +165,6 @@ stage_build()
 	done
 }
 
-# The verdict comparator's tests and the KTAP reader's: two documents.
-stage_compare()
-{
-	local rc=0
-
-	"$TOOLS/tests/test-compare.sh" || rc=1
-	"$TOOLS/ktap/test-ktap.sh" || rc=1
-	return "$rc"
-}
-
-# In linux-source-6.1's selftests, then in 7.2's with sid's kernel for the
-# modules; and the suite as the patch series against 7.2 (make series).
-stage_intree()
-{
-	local src72 sid rc=0
-
-	"$TOOLS/tests/test-intree.sh" || rc=1
-	if src72=$("$TOOLS/kernel/fetch-source.sh" --series 7.2 | tail -n 1) &&
-	   sid=$("$TOOLS/kernel/fetch-kernel.sh" --dist sid | tail -n 1); then
-		"$TOOLS/tests/test-intree.sh" --source "$src72" --kernel "$sid" \
-			--out "$TOP/build/intree-7.2" --no-toplevel || rc=1
-	else
-		rc=1
-	fi
-	"$TOOLS/tests/test-series.sh" || rc=1
-	return "$rc"
-}
-
 # kernel_src: the linux-source tree whose checkers the checks run, in $src.
 kernel_src()
 {
@@ -202,7 +177,7 @@ kernel_src()
 lint_files()
 {
 	clone_files '*.[ch]' 'tools/kernel/patches/*.patch' | tr '\0' '\n'
-	shell_files
+	shell_files | cut -d' ' -f2-
 	"$TOOLS/kernel/series.sh" --out "$work/series" |
 		sed -n "/\/0000-cover-letter\.patch\$/!s|^$TOP/||p" ||
 		die "could not make the series"
@@ -212,9 +187,7 @@ stage_checkpatch()
 {
 	local f mode finding k why out kept seen=$work/checkpatch.seen
 
-	need_cmd perl
 	kernel_src
-	# "PATTERN TYPE" of each "checkpatch PATTERN TYPE: why" line.
 	mapfile -t kept < <(sed -nE 's/^checkpatch ([^ ]+) ([A-Z0-9_]+): .*/\1 \2/p' \
 		"$TOOLS/lint.exceptions")
 	: >"$seen"
@@ -255,7 +228,7 @@ readonly SPARSE_RELEASES="bookworm bullseye trixie sid"
 sparse_one()
 {
 	local entry kdir log=$work/sparse-$1.log mods=$work/modules-$1 findings n sources what rc=0
-	local krel series wq_src wqs uses
+	local krel wq_src wqs uses
 
 	entry=$("$TOOLS/kernel/fetch-kernel.sh" --dist "$1" | tail -n 1) ||
 		die "could not fetch the stock kernel of $1"
@@ -283,9 +256,8 @@ sparse_one()
 	findings=$(grep -E ': (warning|error):' "$log") || true
 	verify "sparse and the compiler (W=1) on $what: no warning" [ -z "$findings" ]
 	[ -z "$findings" ] || printf '%s\n' "$findings" | sed "s|$mods/|modules/|; s/^/# /"
-	series=$(grep -oE '^[0-9]+\.[0-9]+' <<<"$krel") || die "unexpected kernel release '$krel'"
-	wq_src=$("$TOOLS/kernel/fetch-source.sh" --series "$series" | tail -n 1) ||
-		die "could not fetch linux-source-$series"
+	wq_src=$("$TOOLS/kernel/fetch-source.sh" --dist "$1" | tail -n 1) ||
+		die "could not fetch the linux-source of $what"
 	[ -f "$wq_src/kernel/workqueue.c" ] || die "no kernel/workqueue.c in $wq_src"
 	wqs=$(sed -nE 's/^\s*(system_[a-z_]+) = alloc_workqueue\(.*__WQ_DEPRECATED.*/\1/p' \
 		"$wq_src/kernel/workqueue.c" | tr '\n' ' ')
@@ -293,7 +265,7 @@ sparse_one()
 	uses=$(nm -uA "$mods"/*.ko 2>/dev/null | awk -v wqs=" $wqs" '
 		index(wqs, " " $NF " ") { sub(/:$/, "", $1); sub(/.*\//, "", $1)
 					  printf "%s uses %s; ", $1, $NF }') || true
-	wqs="${wqs:-none }in $series's kernel/workqueue.c"
+	wqs="${wqs:-none }in ${wq_src##*/}/kernel/workqueue.c"
 	verify "the test modules use no workqueue $what deprecates ($wqs)${uses:+: ${uses%; }}" \
 		[ -z "$uses" ]
 }
@@ -302,7 +274,6 @@ stage_sparse()
 {
 	local dist
 
-	need_cmd sparse make
 	for dist in $SPARSE_RELEASES; do
 		sparse_one "$dist"
 	done
@@ -313,7 +284,6 @@ stage_ktap()
 	local cases=$work/cases k doc foreign docs=()
 	local matrix=$logdir/matrix
 
-	need_cmd python3
 	kernel_src
 	shopt -s nullglob
 	if ! "$runner" --list >"$cases" 2>/dev/null || [ ! -s "$cases" ]; then
@@ -346,10 +316,9 @@ stage_ktap()
 mkdir -p "$logdir" "$work"
 # make check fails with 1 whatever failed, missing packages too.
 "$TOOLS/deps.sh" || exit 1
-start_all=$(date +%s)
 for s in $stages; do
 	run_stage "$s"
 done
-echo "== all stages took $(($(date +%s) - start_all))s"
+echo "== all stages took ${SECONDS}s"
 echo "${total[0]} passed, ${total[1]} failed, ${total[2]} skipped"
 [ "${total[1]}" -eq 0 ]

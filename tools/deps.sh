@@ -6,14 +6,11 @@
 
 set -euo pipefail
 
-PROG=${0##*/}
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-# Building the runner, modules and kernels (ccache: one store for all
-# trees); the VM and its initramfs; the guest's static kmod (autoconf ...
-# libzstd-dev: tools/vm/build-kmod.sh); apt-utils' apt-get download; the
-# project's checks (mypy, shellcheck, sparse; debootstrap: the fresh stage).
+# The builds (ccache: one store for all trees), the VM, the guest's static
+# kmod (autoconf ... libzstd-dev), the checks (debootstrap: the fresh stage).
 readonly packages=(
 	autoconf automake bc bison build-essential busybox-static ccache cpio debootstrap
 	dwarves flex gcc-12 kmod libelf-dev liblzma-dev libssl-dev
@@ -27,9 +24,7 @@ usage()
 {
 	cat <<EOF
 usage: $PROG [--lava] [--list] [--help]
-
-Installs the Debian packages module_async needs on the host, if missing:
-  ${packages[*]}
+Installs, if missing: ${packages[*]}
 
   --lava   also those of make lava: ${lava_packages[*]}
   --list   print every package name (the LAVA ones too), one a line, and exit

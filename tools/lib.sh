@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# The preamble every script of tools/ sources (after PROG=${0##*/}); sets
-# TOOLS (this directory) and TOP.  A script defines usage().
+# The preamble every script of tools/ sources; sets PROG (its name, for
+# messages), TOOLS (this directory) and TOP.  A script defines usage().
 #
 # Exit statuses, the same in every script:
 #	0, 1, 4  the outcome: nothing failed, a check or a case failed, all
@@ -14,7 +14,7 @@
 
 set -euo pipefail
 shopt -s inherit_errexit
-: "${PROG:=${0##*/}}"
+PROG=${0##*/}
 TOOLS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$TOOLS/.." && pwd)
 readonly TOOLS TOP
@@ -37,15 +37,12 @@ readonly PATH_UNSAFE=$' \t\n:%$#\\\'"`;&|<>()*?[]{}!'
 # path_problem PATH: why make or Kbuild cannot take PATH; nothing if they can.
 path_problem()
 {
-	local i c
 	local -A names=([' ']="a space" [$'\t']="a tab" [$'\n']="a newline")
+	local c=${1//[^"$PATH_UNSAFE"]/}
 
-	for ((i = 0; i < ${#PATH_UNSAFE}; i++)); do
-		c=${PATH_UNSAFE:i:1}
-		[[ $1 == *"$c"* ]] || continue
+	c=${c:0:1}
+	[ -z "$c" ] ||
 		echo "it holds ${names[$c]:-"'$c'"}, which make and Kbuild cannot take in a path"
-		return
-	done
 }
 
 top_problem=$(path_problem "$TOP")
@@ -76,15 +73,10 @@ clone_files()
 	(cd "$TOP" && git ls-files -z --cached --others --exclude-standard -- "${@:-.}")
 }
 
-payload_files()
-{
-	clone_files "${PAYLOAD[@]}"
-}
-
 # payload_copy DIR: the payload into DIR (made).
 payload_copy()
 {
-	mkdir -p "$1" && payload_files | rsync -a --from0 --files-from=- "$TOP/" "$1/"
+	mkdir -p "$1" && clone_files "${PAYLOAD[@]}" | rsync -a --from0 --files-from=- "$TOP/" "$1/"
 }
 
 log()
@@ -95,21 +87,6 @@ log()
 die()
 {
 	printf '%s: error: %s\n' "$PROG" "$*" >&2
-	exit "$EXIT_INFRA"
-}
-
-# errors_are_infra: a command failing unchecked exits 3 (not 1: a case
-# failed), saying which; a subshell leaves the saying to its parent.
-errors_are_infra()
-{
-	set -E
-	trap 'errors_exit "$?" "$LINENO" "$BASH_COMMAND"' ERR
-}
-
-errors_exit()
-{
-	[ "$BASH_SUBSHELL" -gt 0 ] ||
-		printf '%s: error: line %s: %s: exit %s\n' "$PROG" "$2" "$3" "$1" >&2
 	exit "$EXIT_INFRA"
 }
 
@@ -127,24 +104,27 @@ need_arg()
 }
 
 # The test reporter, KTAP: a result a check, a failure's details in "# "
-# lines after it.  checks_summary prints the plan and "N passed, N
-# failed[, N skipped]", and fails when a check did.
+# lines after it.  checks_summary prints the plan and "N passed, N failed,
+# N skipped", and fails when a check did.
+passed=0 failed=0 skipped=0
 result()
 {
-	[ $((${passed:-0} + ${failed:-0} + ${skipped:-0})) -gt 0 ] || echo "KTAP version 1"
-	echo "$1 $((${passed:-0} + ${failed:-0} + ${skipped:-0} + 1)) $2"
+	local n=$((passed + failed + skipped + 1))
+
+	[ "$n" -gt 1 ] || echo "KTAP version 1"
+	echo "$1 $n $2"
 }
 
 pass()
 {
 	result ok "$*"
-	passed=$((${passed:-0} + 1))
+	passed=$((passed + 1))
 }
 
 fail()
 {
 	result "not ok" "$*"
-	failed=$((${failed:-0} + 1))
+	failed=$((failed + 1))
 }
 
 # skip WHAT: WHY
@@ -154,7 +134,7 @@ skip()
 
 	[[ $what != *": "* ]] || why=${what#*: } what=${what%%: *}
 	result ok "$what # SKIP${why:+ $why}"
-	skipped=$((${skipped:-0} + 1))
+	skipped=$((skipped + 1))
 }
 
 # verify WHAT CMD...: pass WHAT if CMD succeeds, else fail WHAT.
@@ -173,56 +153,30 @@ verify()
 # relay FILE: each result of KTAP document FILE as a check; none fails.
 relay()
 {
-	local n what verdict results=0 failures=0
+	local n what verdict failed0=$failed all0=$((passed + failed + skipped))
 
 	while read -r n what; do
-		verdict=${what##* } what=${what% *} results=$((results + 1))
+		verdict=${what##* } what=${what% *}
 		case $verdict in
 		ok | xfail) pass "$what" ;;
 		skip) skip "$what: $("$TOOLS/ktap/ktap" reason "$what" "$1")" ;;
-		*)
-			fail "$what"
-			failures=$((failures + 1))
-			;;
+		*) fail "$what" ;;
 		esac
 	done < <("$TOOLS/ktap/ktap" verdicts "$1")
-	[ "$results" -gt 0 ] || fail "${1##*/}: a result (it has none)"
-	if [ "$failures" -gt 0 ]; then
+	[ $((passed + failed + skipped)) -gt "$all0" ] || fail "${1##*/}: a result (it has none)"
+	if [ "$failed" -gt "$failed0" ]; then
 		"$TOOLS/ktap/ktap" totals "$1" | sed '$d; s/^/# /' || true
 	fi
 }
 
 checks_summary()
 {
-	local n=$((${passed:-0} + ${failed:-0} + ${skipped:-0}))
+	local n=$((passed + failed + skipped))
 
 	[ "$n" -gt 0 ] || echo "KTAP version 1"
 	echo "1..$n"
-	echo "${passed:-0} passed, ${failed:-0} failed${skipped:+, $skipped skipped}"
-	[ "${failed:-0}" -eq 0 ]
-}
-
-# read_only DIR CMD...: CMD with DIR read-only, to root too (a read-only
-# bind mount in a mount namespace); 125, saying why, when it cannot be.
-read_only()
-{
-	local dir=$1 rc=0
-
-	shift
-	if [ "$(id -u)" -eq 0 ]; then
-		unshare -m --propagation private true 2>/dev/null || {
-			log "read_only: no mount namespace here (unshare -m)"
-			return 125
-		}
-		# shellcheck disable=SC2016 # the inner shell expands them
-		unshare -m --propagation private sh -c \
-			'mount --bind -o ro "$1" "$1" || exit 125; shift; exec "$@"' sh "$dir" "$@"
-		return
-	fi
-	chmod a-w "$dir" || return 125
-	"$@" || rc=$?
-	chmod u+w "$dir"
-	return "$rc"
+	echo "$passed passed, $failed failed, $skipped skipped"
+	[ "$failed" -eq 0 ]
 }
 
 need_cmd()
@@ -290,9 +244,7 @@ series_release()
 
 check_release()
 {
-	case " $DEB_RELEASES " in
-	*" $1:"*) [[ $1 =~ ^[a-z]+(-[a-z]+)?$ ]] && return 0 ;;
-	esac
+	[[ $1 =~ ^[a-z]+(-[a-z]+)?$ && " $DEB_RELEASES " == *" $1:"* ]] && return 0
 	usage_error "bad Debian release '$1' (known: $(deb_releases | paste -sd' '))"
 }
 
@@ -319,8 +271,6 @@ ksrc_problem()
 			"a clean tree (make mrproper there)"
 	fi
 }
-
-# ---- cache entries --------------------------------------------------------
 
 # An entry is made beside its place (entry_tmp), then renamed in
 # (entry_commit); its .complete stamp, written last, says from what.
@@ -473,8 +423,6 @@ entry_commit()
 	ENTRY_TMP=
 }
 
-# ---- which kernel an image holds ------------------------------------------
-
 # elf_build_id FILE: ELF FILE's build ID in hex; fails silently without one.
 elf_build_id()
 {
@@ -486,41 +434,32 @@ elf_build_id()
 	printf '%s\n' "$id"
 }
 
-# kernel_build_id IMAGE SCRIPT: the build ID of IMAGE's kernel, unpacked by
-# SCRIPT (a tree's scripts/extract-vmlinux); fails, saying why.
-kernel_build_id()
-{
-	local tmp rc=0
-
-	stale_remove "${TMPDIR:-/tmp}/module_async.vmlinux."
-	tmp=$(mktemp "${TMPDIR:-/tmp}/module_async.vmlinux.$$.XXXXXX")
-	if ! "$2" "$1" >"$tmp" 2>/dev/null || ! elf_build_id "$tmp"; then
-		log "$1: $2 finds no kernel with a build ID in it"
-		rc=1
-	fi
-	rm -f "$tmp"
-	return "$rc"
-}
-
 # kernel_image_check IMAGE VMLINUX SCRIPT: prints the build ID IMAGE's
-# kernel (unpacked by SCRIPT) shares with VMLINUX; else fails, saying both.
+# kernel (unpacked by SCRIPT, a tree's scripts/extract-vmlinux) shares with
+# VMLINUX; else fails, saying why.
 kernel_image_check()
 {
-	local want got
+	local want got="" tmp
 
 	if ! want=$(elf_build_id "$2"); then
 		log "$2 has no build ID to check $1 by"
 		return 1
 	fi
-	got=$(kernel_build_id "$1" "$3") || return 1
-	if [ "$got" != "$want" ]; then
+	stale_remove "${TMPDIR:-/tmp}/module_async.vmlinux."
+	tmp=$(mktemp "${TMPDIR:-/tmp}/module_async.vmlinux.$$.XXXXXX")
+	if "$3" "$1" >"$tmp" 2>/dev/null; then
+		got=$(elf_build_id "$tmp") || got=
+	fi
+	rm -f "$tmp"
+	if [ -z "$got" ]; then
+		log "$1: $3 finds no kernel with a build ID in it"
+		return 1
+	elif [ "$got" != "$want" ]; then
 		log "$1 holds the kernel of build ID $got, not $2 ($want)"
 		return 1
 	fi
 	printf '%s\n' "$want"
 }
-
-# ---- steps keyed by their inputs ------------------------------------------
 
 # A step's outputs are kept while its stamp has its KEY and their stat.
 step_text()
@@ -567,12 +506,8 @@ tools_key()
 # module_files MODDIR NAME: module NAME's and its dependencies' files.
 module_files()
 {
-	awk -v want="${2//-/_}" '
-		{ f = $1; sub(/:$/, "", f)
-		  n = f; sub(/.*\//, "", n); sub(/\.ko(\.[a-z]+)?$/, "", n); gsub(/-/, "_", n)
-		  if (n == want) {
-			for (i = 1; i <= NF; i++) { g = $i; sub(/:$/, "", g); print g }
-			exit
-		  } }' \
+	awk -v want="${2//-/_}" '{ sub(/:/, ""); n = $1; sub(/.*\//, "", n)
+		sub(/\.ko(\.[a-z]+)?$/, "", n); gsub(/-/, "_", n)
+		if (n == want) { for (i = 1; i <= NF; i++) print $i; exit } }' \
 		"$1/modules.dep" 2>/dev/null
 }

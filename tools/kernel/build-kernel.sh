@@ -12,7 +12,6 @@
 
 set -euo pipefail
 
-PROG=${0##*/}
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/../lib.sh"
 

@@ -7,7 +7,6 @@
 
 set -euo pipefail
 
-PROG=${0##*/}
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/../lib.sh"
 
@@ -159,8 +158,8 @@ blurb()
 {
 	local lines files k what kept
 
-	lines=$(payload_files | (cd "$TOP" && xargs -0 cat) | wc -l)
-	files=$(payload_files | tr -cd '\0' | wc -c)
+	lines=$(clone_files "${PAYLOAD[@]}" | (cd "$TOP" && xargs -0 cat) | wc -l)
+	files=$(clone_files "${PAYLOAD[@]}" | tr -cd '\0' | wc -c)
 	cat <<EOF
 selftests: $TARGET: module loading versus async function calls
 

@@ -55,12 +55,12 @@ test_options()
 }
 
 # run_to LOG CMD...: CMD with its stdout and stderr in LOG, its status in $rc.
+# shellcheck disable=SC2034 # $rc: for the scripts that source this
 run_to()
 {
 	local log=$1
 
 	shift
-	# shellcheck disable=SC2034 # for the scripts that source this
 	rc=0
 	"$@" >"$log" 2>&1 </dev/null || rc=$?
 }

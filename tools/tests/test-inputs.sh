@@ -124,6 +124,29 @@ refused "SUITE_ARGS with an unknown case: the runner's usage error" \
 want=0 refused "SUITE_ARGS=--help: the suite's help, no VM" \
 	'^Usage: .*module_async \[options\]' SUITE_ARGS=--help
 
+# read_only DIR CMD...: CMD with DIR read-only, to root too (a read-only
+# bind mount in a mount namespace); 125, saying why, when it cannot be.
+read_only()
+{
+	local dir=$1 rc=0
+
+	shift
+	if [ "$(id -u)" -eq 0 ]; then
+		unshare -m --propagation private true 2>/dev/null || {
+			log "read_only: no mount namespace here (unshare -m)"
+			return 125
+		}
+		# shellcheck disable=SC2016 # the inner shell expands them
+		unshare -m --propagation private sh -c \
+			'mount --bind -o ro "$1" "$1" || exit 125; shift; exec "$@"' sh "$dir" "$@"
+		return
+	fi
+	chmod a-w "$dir" || return 125
+	"$@" || rc=$?
+	chmod u+w "$dir"
+	return "$rc"
+}
+
 # The host's failures before any work: exit 3, each said.
 mkdir -p "$tmp/cache" "$TOP/build/vm/stock"
 vm_env=(read_only "$tmp/cache" env "MODULE_ASYNC_CACHE=$tmp/cache")

@@ -37,7 +37,7 @@ outside=$(sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' "${patches[@]}" |
 	grep -vE "^($suite/|MAINTAINERS\$|$selftests/Makefile\$)" || true)
 verify "the patches touch only the suite, MAINTAINERS and the selftests Makefile" \
 	test -z "$outside"
-lines=$(payload_files | (cd "$TOP" && xargs -0 cat) | wc -l)
+lines=$(clone_files "${PAYLOAD[@]}" | (cd "$TOP" && xargs -0 cat) | wc -l)
 verify "the cover letter gives the payload's size: $lines lines" \
 	grep -q "module_async/, $lines lines in" "$cover"
 verify "the cover letter gives the verdicts on four of today's kernels" \

@@ -9,7 +9,6 @@
 
 set -euo pipefail
 
-PROG=${0##*/}
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/../lib.sh"
 

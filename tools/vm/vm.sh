@@ -8,10 +8,19 @@
 
 set -euo pipefail
 
-PROG=${0##*/}
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/../lib.sh"
-errors_are_infra
+
+# A command failing unchecked exits 3 (not 1: a case failed), saying which;
+# a subshell leaves the saying to its parent.
+errors_exit()
+{
+	[ "$BASH_SUBSHELL" -gt 0 ] ||
+		printf '%s: error: line %s: %s: exit %s\n' "$PROG" "$2" "$3" "$1" >&2
+	exit "$EXIT_INFRA"
+}
+set -E
+trap 'errors_exit "$?" "$LINENO" "$BASH_COMMAND"' ERR
 
 usage()
 {
