@@ -129,10 +129,8 @@ done
 
 cp -a "$suite/." "$root$optdir/"
 while IFS= read -r -d '' file; do
-	if [ -x "$file" ] && ldd "$file" >/dev/null 2>&1; then
-		copy_with_libs "$file" "$optdir/${file#"$suite"/}"
-	fi
-done < <(find "$suite" -type f -print0)
+	copy_with_libs "$file" "$optdir/${file#"$suite"/}"
+done < <(find "$suite" -type f -executable -print0)
 # Once, without debug information (kallsyms keeps their symbols): 35 kB,
 # not 1.4 MB twice, for the guest to unpack.
 kos=("$suite/${sub}modules"/*.ko)
