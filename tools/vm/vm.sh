@@ -166,8 +166,7 @@ kernel_entry()
 	echo "$entry"
 }
 
-# entry_loads_ok ENTRY: what a run loads of ENTRY (the image, the modules
-# the cases load and those they need) holds what its checksums say.
+# entry_loads_ok ENTRY: what a run loads of ENTRY matches its checksums.
 entry_loads_ok()
 {
 	local mods mod files=(vmlinuz)
