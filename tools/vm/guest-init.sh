@@ -2,11 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # /init of the test VM (mkinitramfs.sh packs it), run by dash: the suite as
-# /etc/module_async.via says, "direct" (module_async.sh ARGS) or
-# "run_kselftest" (run_kselftest.sh, which exits 0 whatever happened).  The
-# console (ttyS0) has the kernel's log and the suite's output in whole lines
-# (LAVA reads it); ttyS1 speaks vm-run's protocol (its docstring).  Under TCG
-# each exec costs ~30 ms: builtins where they do.
+# /etc/module_async.via says (direct or run_kselftest).  The console (ttyS0)
+# has the kernel's log and the suite's output in whole lines (LAVA reads it);
+# ttyS1 speaks vm-run's protocol (its docstring).  Under TCG each exec costs
+# ~30 ms: builtins where they do.
 
 PATH=/sbin:/bin:/usr/sbin:/usr/bin
 export PATH
@@ -38,9 +37,9 @@ KLOG_FROM='guest-init: the kernel log reaches the console through the relay'
 KLOG_TO='guest-init: the kernel log reaches the console directly'
 
 # relay_start: while the suite runs the kernel prints only EMERG and ALERT
-# (console_loglevel 2: a crash's first lines); the relay prints the rest it
-# would, a whole line a write, so that none breaks a line of the suite's.
-# (Lines at its start or end may show twice.)
+# (console_loglevel 2: a crash's first lines); the relay prints the rest, a
+# whole line a write, none breaking a line of the suite's (at its start or
+# end a line may show twice).
 relay_start()
 {
 	[ -r /dev/kmsg ] && [ -w /proc/sys/kernel/printk ] || return 0
@@ -136,11 +135,8 @@ run_kselftest)
 	SUITE=/opt/kselftest/run_kselftest.sh
 	export KSELFTEST_MODULE_ASYNC_SH_ARGS="$*"
 	set -- -c module_async
-	# What udev would make: the kselftest runner appends to /dev/stdout.
-	ln -sfn /proc/self/fd /dev/fd
-	ln -sf /proc/self/fd/0 /dev/stdin
+	# The kselftest runner appends to /dev/stdout (no udev makes it here).
 	ln -sf /proc/self/fd/1 /dev/stdout
-	ln -sf /proc/self/fd/2 /dev/stderr
 	;;
 *) SUITE=/opt/module_async/module_async.sh ;;
 esac

@@ -3,9 +3,14 @@
 #
 # ksft-install.sh - the suite in a copy of a kernel source tree (hard links,
 # an entry of the cache's kind: the source is never written), `make series`
-# applied afresh each run; with --install, its kselftest install (`make -C
-# tools/testing/selftests TARGETS=module_async install`).  Prints the tree
-# (or the install) as its last line.
+# applied afresh each run.  Prints the tree (or the install) as its last line.
+#
+# usage: ksft-install.sh --source DIR --tree DIR [--install DIR --kdir KDIR]
+#   --source DIR   unpacked kernel source (tools/kernel/fetch-source.sh)
+#   --tree DIR     where the copy goes
+#   --install DIR  its kselftest install (make -C tools/testing/selftests
+#                  TARGETS=module_async install) to DIR, emptied first
+#   --kdir KDIR    kernel build tree for the test modules (with --install)
 
 set -euo pipefail
 
@@ -14,15 +19,7 @@ set -euo pipefail
 
 usage()
 {
-	cat <<EOF
-Usage: $PROG --source DIR --tree DIR [--install DIR --kdir KDIR]
-
-  --source DIR    unpacked kernel source (tools/kernel/fetch-source.sh)
-  --tree DIR      where the copy goes
-  --install DIR   install to DIR (emptied first)
-  --kdir KDIR     kernel build tree for the test modules (with --install)
-  -h, --help      this text
-EOF
+	sed -n '4,/^[^#]/s/^# \{0,1\}//p' "$0"
 }
 
 source='' tree='' install='' kdir=''
@@ -91,8 +88,4 @@ mapfile -t compat < <(compat_make_args "$tree/tools/testing/selftests")
 make -C "$tree/tools/testing/selftests" TARGETS=module_async KDIR="$kdir" \
 	${compat[@]+"${compat[@]}"} install INSTALL_PATH="$install" >&2 ||
 	die "make install failed"
-if [ ! -x "$install/run_kselftest.sh" ] || [ ! -x "$install/module_async/module_async" ] ||
-   ! compgen -G "$install/module_async/modules/*.ko" >/dev/null; then
-	die "the install in $install lacks run_kselftest.sh, the runner or the test modules"
-fi
 printf '%s\n' "$install"

@@ -7,6 +7,12 @@
 # need, guest-init.sh as /init, the suite in /opt/module_async/ or a
 # kselftest install in /opt/kselftest/ (with coreutils' timeout).  An image
 # made from the same inputs (FILE.inputs beside it) is left as it is.
+#
+# usage: mkinitramfs.sh --kernel ENTRY --suite DIR --out FILE
+#   --kernel ENTRY  a kernel entry (krel, lib/modules/<krel>/)
+#   --suite DIR     the installed suite (module_async.sh, module_async, config,
+#                   settings, modules/*.ko) or a kselftest install of it
+#   --out FILE      the gzip'd cpio to write
 
 set -euo pipefail
 
@@ -15,15 +21,7 @@ set -euo pipefail
 
 usage()
 {
-	cat <<EOF
-Usage: $PROG --kernel ENTRY --suite DIR --out FILE
-
-  --kernel ENTRY  a kernel entry (krel, lib/modules/<krel>/)
-  --suite DIR     the installed suite (module_async.sh, module_async, config,
-                  settings, modules/*.ko) or a kselftest install of it
-  --out FILE      the gzip'd cpio to write
-  -h, --help      this text
-EOF
+	sed -n '4,/^[^#]/s/^# \{0,1\}//p' "$0"
 }
 
 kernel='' suite='' out=''
@@ -34,9 +32,9 @@ while [ $# -gt 0 ]; do
 	*) usage_error "unknown option '$1'" ;;
 	esac
 done
-[ -n "$kernel" ] || usage_error "--kernel is required"
-[ -n "$suite" ] || usage_error "--suite is required"
-[ -n "$out" ] || usage_error "--out is required"
+for opt in kernel suite out; do
+	[ -n "${!opt}" ] || usage_error "--$opt is required"
+done
 
 need_cmd busybox dash kmod dmesg ldd depmod cpio gzip find sort strip realpath
 
@@ -59,8 +57,8 @@ busybox=$(command -v busybox)
 
 stale_remove "${TMPDIR:-/tmp}/mkinitramfs."
 
-# The key: the kernel entry (only a cache entry, by its stamp), the suite,
-# what packs it and the host's tools.
+# The key: the kernel entry (a cache entry, by its stamp), the suite, what
+# packs it and the host's tools.
 stamp=$out.inputs
 key=''
 if [ -f "$kernel/.complete" ]; then
@@ -131,10 +129,8 @@ done
 
 cp -a "$suite/." "$root$optdir/"
 while IFS= read -r -d '' file; do
-	if [ -x "$file" ] && ldd "$file" >/dev/null 2>&1; then
-		copy_with_libs "$file" "$optdir/${file#"$suite"/}"
-	fi
-done < <(find "$suite" -type f -print0)
+	copy_with_libs "$file" "$optdir/${file#"$suite"/}"
+done < <(find "$suite" -type f -executable -print0)
 # Once, without debug information (kallsyms keeps their symbols): 35 kB,
 # not 1.4 MB twice, for the guest to unpack.
 kos=("$suite/${sub}modules"/*.ko)

@@ -1,10 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# vm.sh - the suite in a QEMU guest: the runner, the kernel (fetched, built
-# or the user's), the test modules, the initramfs, the boot (vm-run).  Exit
-# status: the suite's (0, 1 a case failed, 4 all skipped); 2 bad usage,
-# before any work; 3 a failure of the host or of the VM, never 1.
+# vm.sh - the suite in a QEMU guest (make vm).  Exit status: the suite's (0, 1
+# a case failed, 4 all skipped); 2 bad usage, before any work; 3 a failure of
+# the host or of the VM, never 1.
 
 set -euo pipefail
 
@@ -34,8 +33,8 @@ the guest's console to OUT/console.log.
                      --ksrc), built from source: $SOURCE_VARIANTS;
                      or a bzImage FILE
   --kdir DIR         for --kernel FILE: its build tree or its headers
-  --moddir DIR       for --kernel FILE: its lib/modules/<release>/ (default: the
-                     build tree's, or the one beside the headers)
+  --moddir DIR       for --kernel FILE: its lib/modules/<release>/ (default:
+                     the build tree's, or the one beside the headers)
   --patch FILE       a patch on a kernel built from source (repeatable)
   --src X.Y          build Debian's linux-source-X.Y (default 6.1):
                      $(deb_series | paste -sd' ')
@@ -75,10 +74,8 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-case "$via" in
-direct | run_kselftest) ;;
-*) usage_error "--via wants direct or run_kselftest, not '$via'" ;;
-esac
+[[ $via == @(direct|run_kselftest) ]] ||
+	usage_error "--via wants direct or run_kselftest, not '$via'"
 [ -z "$kver" ] || check_debversion "$kver"
 [ -z "$dist" ] || check_release "$dist"
 [ -z "$src" ] || check_series "$src"
@@ -113,9 +110,8 @@ if [ -f "$kernel" ] || [ -n "$kdir$moddir" ]; then
 	# in kernel.release, 6.1.0-57-amd64 in utsrelease.h).
 	krel=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' \
 		"$kdir/include/generated/utsrelease.h" 2>/dev/null) || true
-	if [ ! -f "$kdir/Makefile" ] || [ -z "$krel" ]; then
+	[[ -f $kdir/Makefile && -n $krel ]] ||
 		usage_error "$kdir is neither a configured kernel build tree nor kernel headers"
-	fi
 	why=$(path_problem "$(readlink -f "$kdir")")
 	[ -z "$why" ] || usage_error "--kdir $kdir: $why"
 	[ -z "$moddir" ] || [ -d "$moddir/kernel" ] ||
@@ -132,26 +128,6 @@ if [ -f "$kernel" ] || [ -n "$kdir$moddir" ]; then
 				"beside them: name the kernel's module tree with --moddir (MODDIR=)"
 	fi
 fi
-
-# run_name: the kernel's name in build/vm/.
-run_name()
-{
-	local name=$kernel
-
-	if [ "$kernel" = stock ]; then
-		name=stock${dist:+-$dist}
-	elif [ -n "$ksrc" ]; then
-		name=ksrc-$(basename "$(cd "$ksrc" && pwd)" | tr -c 'A-Za-z0-9._\n-' _)
-		[ "$kernel" = vanilla ] || name+=-$kernel
-	elif is_source_variant "$kernel"; then
-		# 6.1, the default source, keeps the names it had before --src.
-		[ -z "$src" ] || [ "$src" = 6.1 ] || name=$kernel-$src
-	else
-		name=custom
-	fi
-	[ ${#patches[@]} -eq 0 ] || name+=+patches
-	echo "$name"
-}
 
 # custom_entry DIR KREL: the user's kernel as an entry in DIR: a build tree's
 # modules installed, else --moddir's linked (nothing written there).
@@ -200,8 +176,7 @@ kernel_entry()
 	echo "$entry"
 }
 
-# entry_loads_ok ENTRY: what a run loads of ENTRY (the image, the modules
-# the cases load and those they need) holds what its checksums say.
+# entry_loads_ok ENTRY: what a run loads of ENTRY matches its checksums.
 entry_loads_ok()
 {
 	local mods mod files=(vmlinuz)
@@ -214,9 +189,8 @@ entry_loads_ok()
 	entry_verify "$1" "${files[@]}"
 }
 
-# direct_suite ENTRY: the suite installed in OUT/suite, its test modules
-# built against ENTRY (in a copy of modules/ for each kernel, kbuild not run
-# while the inputs are the last build's), printed.
+# direct_suite ENTRY: the suite installed in OUT/suite, printed; its test
+# modules built against ENTRY once for the same inputs.
 direct_suite()
 {
 	local entry=$1 build=$out/modules-build key=''
@@ -245,10 +219,22 @@ direct_suite()
 	echo "$out/suite"
 }
 
-name=$(run_name)
+# The kernel's name in build/vm/.
+name=$kernel
+if [ "$kernel" = stock ]; then
+	name=stock${dist:+-$dist}
+elif [ -n "$ksrc" ]; then
+	name=ksrc-$(basename "$(cd "$ksrc" && pwd)" | tr -c 'A-Za-z0-9._\n-' _)
+	[ "$kernel" = vanilla ] || name+=-$kernel
+elif is_source_variant "$kernel"; then
+	# 6.1, the default source, keeps the names it had before --src.
+	[ -z "$src" ] || [ "$src" = 6.1 ] || name=$kernel-$src
+else
+	name=custom
+fi
+[ ${#patches[@]} -eq 0 ] || name+=+patches
 out=${out:-$TOP/build/vm/$name}
 
-# Before any other work: packages, the cache, the results directory, QEMU.
 "$TOOLS/deps.sh" || die "missing packages"
 cache_ready
 err=$(mkdir -p -- "$out" 2>&1) || die "cannot make the results directory $out: ${err##*: }"
