@@ -10,14 +10,11 @@
 DEB_LISTS_MAX_AGE=86400
 DEB_KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 
-# apt_get ARGS...: apt-get; as root, no sandbox user (it cannot write there).
+# apt_get ARGS...: apt-get as this user, never a sandbox one (it cannot write
+# to the cache).
 apt_get()
 {
-	if [ "$EUID" -eq 0 ]; then
-		apt-get -o APT::Sandbox::User=root "$@"
-	else
-		apt-get "$@"
-	fi
+	apt-get -o APT::Sandbox::User="$(id -un)" "$@"
 }
 
 # apt_memo NAME ARGS...: the path of the memo NAME.<key> in
@@ -183,13 +180,10 @@ deb_version()
 # knows at VERSION (one apt-cache call).
 deb_index()
 {
-	local ver=$1 pkg args=()
+	local ver=$1
 
 	shift
-	for pkg in "$@"; do
-		args+=("$pkg=$ver")
-	done
-	apt_cache show "${args[@]}" |
+	apt_cache show "${@/%/=$ver}" |
 		awk '$1 == "Package:" { p = $2 }
 		     $1 == "Architecture:" { a[p] = $2 }
 		     $1 == "SHA256:" && !(p in s) { s[p] = $2; o[++n] = p }

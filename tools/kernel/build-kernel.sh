@@ -286,18 +286,17 @@ cleanup()
 
 main()
 {
-	local variant='' kver=${KVER:-} series='' dist='' source_dir='' ksrc='' patches=()
-	local extra=() p tree_series identity='' source_line stamp key cache entry
+	local variant='' kver=${KVER:-} src='' dist='' source='' ksrc='' patches=() extra=()
+	local p series identity='' source_line stamp key cache entry
 
 	while [ $# -gt 0 ]; do
 		case $1 in
-		--variant) need_arg "$1" $#; variant=$2 ;;
-		--patch) need_arg "$1" $#; extra+=("$2") ;;
-		--src) need_arg "$1" $#; series=$2 ;;
-		--dist) need_arg "$1" $#; dist=$2 ;;
-		--kver) need_arg "$1" $#; kver=$2 ;;
-		--source) need_arg "$1" $#; source_dir=$2 ;;
-		--ksrc) need_arg "$1" $#; ksrc=$2 ;;
+		--variant | --src | --dist | --kver | --source | --ksrc)
+			need_arg "$1" $#; printf -v "${1#--}" %s "$2" ;;
+		--patch)
+			[[ -f ${2:-} && -r $2 ]] || usage_error "cannot read '${2:-}'"
+			extra+=("$2")
+			;;
 		-h|--help) usage; exit 0 ;;
 		*) usage_error "unknown option '$1'" ;;
 		esac
@@ -307,53 +306,40 @@ main()
 	is_source_variant "$variant" ||
 		usage_error "bad variant '$variant' (one of: $SOURCE_VARIANTS)"
 	if [ -n "$ksrc" ]; then
-		[ -z "$series$dist$kver$source_dir" ] ||
+		[ -z "$src$dist$kver$source" ] ||
 			usage_error "--ksrc is a tree of your own:" \
 				"not with --src, --dist, --kver or --source"
 		p=$(ksrc_problem "$ksrc")
 		[ -z "$p" ] || usage_error "--ksrc $ksrc: $p"
-		source_dir=$ksrc
+		source=$ksrc
 	fi
-	for p in ${extra[@]+"${extra[@]}"}; do
-		if [ ! -f "$p" ] || [ ! -r "$p" ]; then
-			usage_error "cannot read '$p'"
-		fi
-	done
 	need_cmd make gcc patch git rsync cmp sha256sum flock depmod readelf
 
-	# The source (fetch-source.sh checks --src, --dist, --kver), and its
-	# series: the tree's own, whatever asked for it.
-	[ -n "$source_dir" ] ||
-		source_dir=$("$TOOLS/kernel/fetch-source.sh" ${dist:+--dist "$dist"} \
-			${series:+--series "$series"} ${kver:+--kver "$kver"} | tail -n 1)
-	if [ ! -f "$source_dir/Makefile" ] || [ ! -f "$source_dir/kernel/async.c" ]; then
-		die "$source_dir is not an unpacked kernel source tree"
+	# fetch-source.sh checks --src, --dist and --kver; the series is the tree's.
+	[ -n "$source" ] ||
+		source=$("$TOOLS/kernel/fetch-source.sh" ${dist:+--dist "$dist"} \
+			${src:+--series "$src"} ${kver:+--kver "$kver"} | tail -n 1)
+	if [ ! -f "$source/Makefile" ] || [ ! -f "$source/kernel/async.c" ]; then
+		die "$source is not an unpacked kernel source tree"
 	fi
-	source_dir=$(cd "$source_dir" && pwd)
-	tree_series=$(makefile_version "$source_dir" 2)
-	[[ $tree_series =~ ^[0-9]+\.[0-9]+$ ]] ||
-		die "no VERSION.PATCHLEVEL in $source_dir/Makefile"
-	[ -z "$series" ] || [ "$series" = "$tree_series" ] ||
-		die "$source_dir is linux $tree_series, not the --src $series asked for"
-	series=$tree_series
+	source=$(cd "$source" && pwd)
+	series=$(makefile_version "$source" 2)
+	[[ $series =~ ^[0-9]+\.[0-9]+$ ]] || die "no VERSION.PATCHLEVEL in $source/Makefile"
+	[ -z "$src" ] || [ "$src" = "$series" ] ||
+		die "$source is linux $series, not the --src $src asked for"
 	if [ -n "$ksrc" ]; then
-		identity=$(ksrc_identity "$source_dir")
-		log "$source_dir: $identity"
-		kver=$(makefile_version "$source_dir" 3)-ksrc
+		identity=$(ksrc_identity "$source")
+		log "$source: $identity"
+		kver=$(makefile_version "$source" 3)-ksrc
 		source_line="ksrc $identity"
-	else
-		if [ -z "$kver" ]; then
-			case $source_dir in
-			# fetch-source.sh's: $CACHE/source/<debversion>/linux-source-*.
-			*/source/*/linux-source-*)
-				kver=${source_dir%/linux-source-*}
-				kver=${kver##*/}
-				;;
-			*) kver=$(makefile_version "$source_dir" 3)-local ;;
-			esac
-		fi
-		source_line="$kver $(sha256sum <"$source_dir/Makefile" | cut -d' ' -f1)"
+	elif [ -z "$kver" ] && [[ $source == */source/*/linux-source-* ]]; then
+		# fetch-source.sh's: $CACHE/source/<debversion>/linux-source-*.
+		kver=${source%/linux-source-*}
+		kver=${kver##*/}
+	elif [ -z "$kver" ]; then
+		kver=$(makefile_version "$source" 3)-local
 	fi
+	[ -n "$ksrc" ] || source_line="$kver $(sha256sum <"$source/Makefile" | cut -d' ' -f1)"
 	check_debversion "$kver"
 
 	if [ "$variant" != vanilla ]; then
@@ -385,8 +371,8 @@ main()
 	entry_remove "$entry"
 	trap cleanup EXIT
 
-	[ -d "$tree/src" ] || new_tree "$source_dir" "$tree"
-	patch_tree "$tree" "$source_dir" "$kver" ${patches[@]+"${patches[@]}"}
+	[ -d "$tree/src" ] || new_tree "$source" "$tree"
+	patch_tree "$tree" "$source" "$kver" ${patches[@]+"${patches[@]}"}
 	mkdir -p "$tree/obj"
 	: >"$tree/make.log"
 	configure "$tree" "$stamp"
@@ -394,7 +380,7 @@ main()
 	# uname -v "#1 <debversion> <variant> <key>" (Debian's; elsewhere the
 	# source's date): a rebuild without changes does not relink.
 	export KBUILD_BUILD_VERSION=1 KBUILD_BUILD_VERSION_TIMESTAMP="$kver $variant $key"
-	KBUILD_BUILD_TIMESTAMP=$(date -u -R -d "@$(stat -c %Y "$source_dir/Makefile")")
+	KBUILD_BUILD_TIMESTAMP=$(date -u -R -d "@$(stat -c %Y "$source/Makefile")")
 	export KBUILD_BUILD_TIMESTAMP
 	compile "$tree" "$cache"
 	make_entry "$tree" "$entry" "$key" "$stamp"

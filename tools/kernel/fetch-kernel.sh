@@ -321,9 +321,7 @@ fetch_kernel()
 dist='' series='' kver=${KVER:-}
 while [ $# -gt 0 ]; do
 	case $1 in
-	--dist) need_arg "$1" $#; dist=$2 ;;
-	--series) need_arg "$1" $#; series=$2 ;;
-	--kver) need_arg "$1" $#; kver=$2 ;;
+	--dist | --series | --kver) need_arg "$1" $#; printf -v "${1#--}" %s "$2" ;;
 	-h|--help) usage; exit 0 ;;
 	*) usage_error "unknown option '$1'" ;;
 	esac
