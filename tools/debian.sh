@@ -17,10 +17,9 @@ apt_get()
 	apt-get -o APT::Sandbox::User="$(id -un)" "$@"
 }
 
-# apt_memo NAME ARGS...: the path of the memo NAME.<key> in
-# $CACHE/apt-answers/, <key> a checksum of ARGS and of what apt answers from
-# under APT_CONFIG: /etc/apt, the lists, dpkg's status (size, time, inode).
-# It fails where /etc/apt moves those (Dir, Dir::State, Dir::Etc, Dir::Bin).
+# apt_memo NAME ARGS...: the path of the memo $CACHE/apt-answers/NAME.<key>,
+# <key> a checksum of ARGS and of what apt answers from (/etc/apt, the lists,
+# dpkg's status); fails where /etc/apt moves those.
 apt_memo()
 {
 	local private=() key
@@ -68,8 +67,7 @@ apt_cache()
 	return "$rc"
 }
 
-# apt_lists_fresh DIR: DIR's lists are younger than DEB_LISTS_MAX_AGE (an
-# update stamp in the future: stale).
+# apt_lists_fresh DIR: DIR's lists are younger than DEB_LISTS_MAX_AGE, not future.
 apt_lists_fresh()
 {
 	local age
@@ -111,9 +109,8 @@ deb_release()
 	$machine || deb_private "$rel" "$kind" "$debian" "$security"
 }
 
-# deb_private RELEASE KIND DEBIAN SECURITY: APT_CONFIG exported for
-# RELEASE's KIND (deb, deb-src) from mirrors DEBIAN and SECURITY, in
-# $CACHE/apt/.  It sets only paths: /etc/apt/apt.conf.d/ stays in force.
+# deb_private RELEASE KIND DEBIAN SECURITY: APT_CONFIG exported, in $CACHE/apt/,
+# for RELEASE's KIND (deb, deb-src) from mirrors DEBIAN and SECURITY; paths only.
 deb_private()
 {
 	local rel=$1 kind=$2 dir suites suite conf
@@ -176,8 +173,7 @@ deb_version()
 	[ -n "$ver" ] && [ "$ver" != "(none)" ] && printf '%s\n' "$ver"
 }
 
-# deb_index VERSION PACKAGE...: "PACKAGE SHA256 ARCH" for each package apt
-# knows at VERSION (one apt-cache call).
+# deb_index VERSION PACKAGE...: "PACKAGE SHA256 ARCH" of each apt knows at VERSION.
 deb_index()
 {
 	local ver=$1
@@ -190,8 +186,8 @@ deb_index()
 		     END { for (i = 1; i <= n; i++) print o[i], s[o[i]], a[o[i]] }'
 }
 
-# deb_fetch PACKAGE VERSION SHA256 ARCH DIR: DIR/PACKAGE_VERSION_ARCH.deb
-# with that sha256 (deb_index's), downloaded unless there; prints its path.
+# deb_fetch PACKAGE VERSION SHA256 ARCH DIR: the path of DIR/PACKAGE_VERSION_ARCH.deb
+# with that sha256, downloaded unless there.
 deb_fetch()
 {
 	local pkg=$1 ver=$2 sha=$3 arch=$4 dir=$5 deb dl fetched
@@ -208,7 +204,7 @@ deb_fetch()
 	mkdir -p "$dir"
 	dl=$(mktemp -d "$dir/.download.$$.XXXXXX")
 	log "downloading $pkg=$ver"
-	# Interrupted or failed, the download goes with the subshell that makes it.
+	# Interrupted or failed, the download goes with its subshell.
 	(trap 'rm -rf "$dl"' EXIT
 	 cd "$dl"
 	 apt_get download -q "$pkg=$ver" >&2 || die "apt-get download $pkg=$ver failed"
@@ -220,7 +216,7 @@ deb_fetch()
 	printf '%s\n' "$deb"
 }
 
-# deb_depends PACKAGE VERSION REGEX: what PACKAGE at VERSION depends on (any
+# deb_depends PACKAGE VERSION REGEX: what PACKAGE=VERSION depends on (any
 # alternative) whose names match REGEX, one a line.
 deb_depends()
 {
@@ -252,8 +248,8 @@ deb_kernel_release()
 }
 
 # headers_makefile HEADERS COMMON: HEADERS' Makefile (stdin), its include of
-# COMMON's and 7.2's KBUILD_OUTPUT made relative to it (an entry works
-# wherever the cache is).  Any other line: die.
+# COMMON's and 7.2's KBUILD_OUTPUT made relative (an entry works wherever
+# the cache is); any other line dies.
 # shellcheck disable=SC2016 # make expands it
 readonly MAKEFILE_HERE='$(dir $(lastword $(MAKEFILE_LIST)))'
 headers_makefile()

@@ -2,13 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # build-kernel.sh - a small x86_64 kernel for the suite's VM, built out of
-# tree.  The entry, $CACHE/build/<debversion>-<variant>-<key>/ (<key> a hash
-# of its stamp), is laid out as fetch-kernel.sh's, plus config, System.map
-# and build-id.  The build tree, $CACHE/build/tree/<debversion>-<variant>/
-# (--ksrc: ksrc-<hash of its identity>-<variant>/), is kept so that a
-# rebuild compiles only what changed: src/ a hard-linked copy of the source
-# whose patched files are replaced, never written in place; obj/ the O=
-# directory.  An entry is reused only while the tree's key is its own.
+# tree into $CACHE/build/<debversion>-<variant>-<key>/ (<key> a hash of its
+# stamp).  The build tree, $CACHE/build/tree/<debversion>-<variant>/, is kept
+# so that a rebuild compiles only what changed: src/ a hard-linked copy of
+# the source whose patched files are replaced, never written in place; obj/
+# the O= directory.  An entry is reused only while the tree's key is its own.
 
 set -euo pipefail
 
@@ -16,8 +14,7 @@ PROG=${0##*/}
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/../lib.sh"
 
-# Bump when the way an entry is made changes, so old entries are rebuilt.
-readonly RECIPE=2
+readonly RECIPE=2	# bumped when the way an entry is made changes
 readonly CONFIG=$TOP/config FRAGMENT=$TOOLS/kernel/kconfig/boot.config
 
 usage()
@@ -49,9 +46,8 @@ makefile_version()
 		END { s = v[1]; for (i = 2; i <= n; i++) s = s "." v[i]; print s }' "$1/Makefile"
 }
 
-# ksrc_identity DIR: what the --ksrc tree DIR holds, one line: for a git work
-# tree (DIR its top) HEAD and the sha256 of its changes and untracked files;
-# else of every file (some seconds).  --no-optional-locks: the index stays.
+# ksrc_identity DIR: what the --ksrc tree DIR holds, one line: a git work
+# tree's HEAD, changes and untracked files, else every file (some seconds).
 ksrc_identity()
 {
 	local head
@@ -84,8 +80,7 @@ entry_stamp()
 	done
 }
 
-# new_tree SOURCE TREE: TREE/src a copy of SOURCE, .git left out: hard
-# links, else (another file system) files.
+# new_tree SOURCE TREE: TREE/src a copy of SOURCE (hard links if it can), no .git.
 new_tree()
 {
 	local how
@@ -97,17 +92,16 @@ new_tree()
 		(cd "$1" && find . -mindepth 1 -maxdepth 1 ! -name .git -print0 |
 			xargs -0 cp "$how" -t "$2.new/src/") 2>/dev/null && break
 		[ "$how" = -al ] || die "cannot copy $1 into $2"
-		log "cannot hard-link the source (another file system?): copying it"
+		log "cannot hard-link the source: copying it"
 	done
 	: >"$2.new/patched-files"
 	rm -rf "$2"
 	mv "$2.new" "$2"
 }
 
-# patch_tree TREE SOURCE KVER PATCH...: TREE/src made SOURCE + PATCHes: the
-# files they name now or named last time (TREE/patched-files), patched in a
-# scratch copy, replace TREE/src's where they differ.  A change removes
-# TREE/key: no entry's kdir is the tree until it is built.
+# patch_tree TREE SOURCE KVER PATCH...: the files PATCHes name now or named
+# last time (TREE/patched-files), patched in a scratch copy of SOURCE's,
+# replace TREE/src's where they differ; a change removes TREE/key.
 patch_tree()
 {
 	local tree=$1 source=$2 kver=$3 stage p out wanted changes
@@ -154,8 +148,7 @@ fail_make()
 }
 
 # configure TREE STAMP: TREE/obj/.config from tinyconfig, CONFIG, FRAGMENT,
-# made in TREE/kconfig when its inputs (STAMP but patches, Kconfig files
-# patched) change; obj/.config changed only when the result differs.
+# made again in TREE/kconfig when STAMP but patches or a Kconfig file changes.
 configure()
 {
 	local tree=$1 kc=$1/kconfig inputs f lost
@@ -206,8 +199,7 @@ configure()
 }
 
 # compile TREE CACHE: bzImage and modules in TREE/obj, through ccache-cc if
-# ccache is here: one store, paths relative (CCACHE_BASEDIR), depend mode.
-# The wrapper's name holds its checksum: a new one makes kbuild compile again.
+# ccache is here, whose name holds its checksum: a new one compiles all again.
 compile()
 {
 	local tree=$1 cc=() ccwrap hit all bypassed hits='' start=$SECONDS
@@ -241,9 +233,8 @@ compile()
 	log "built in $((SECONDS - start)) s$hits"
 }
 
-# make_entry TREE ENTRY KEY STAMP: the entry of TREE's build, refused (the
-# boot wrapper removed, to be made again) unless the image holds the
-# vmlinux just linked (their build IDs).
+# make_entry TREE ENTRY KEY STAMP: the entry of TREE's build, refused unless
+# the image holds the vmlinux just linked (their build IDs).
 make_entry()
 {
 	local obj=$1/obj tmp krel build_id kos
@@ -276,8 +267,7 @@ make_entry()
 	log "kernel $krel ready: ${2##*/}"
 }
 
-# The build tree of this run, whose scratch directories go on exit.
-tree=
+tree=	# this run's, whose scratch directories go on exit
 cleanup()
 {
 	entry_tmp_cleanup

@@ -33,8 +33,8 @@ unpack it into the cache (reused offline) and print its path.
 EOF
 }
 
-# cached ENTRY STAMP [PATH]: ENTRY (its lock held) is complete, made from
-# STAMP, with PATH (a kernel's: its checksums): ENTRY/PATH printed, the run done.
+# cached ENTRY STAMP [PATH]: ENTRY (locked) made from STAMP has PATH (else its
+# checksums): ENTRY/PATH printed, the run done.
 cached()
 {
 	entry_lock "$1"
@@ -51,8 +51,8 @@ stock_version()
 		die "apt knows no linux-image-amd64 (is this Debian? run apt-get update)"
 }
 
-# fetch_source DIST SERIES KVER: the source tree, printed (fetch-source.sh);
-# SERIES by default KVER's, DIST the first release carrying SERIES.
+# fetch_source DIST SERIES KVER: the source tree, printed; SERIES by default
+# KVER's, DIST the first release carrying SERIES.
 fetch_source()
 {
 	local dist=$1 series=$2 kver=$3 src pkg sha arch stamp entry deb
@@ -93,8 +93,8 @@ fetch_source()
 	printf '%s\n' "$entry/$src"
 }
 
-# entry_sums KREL DEB...: the packages' md5sums at the entry's paths, the
-# rewritten headers' Makefile left out.
+# entry_sums KREL DEB...: the packages' md5sums at the entry's paths, but the
+# headers' Makefile's (rewritten).
 entry_sums()
 {
 	local deb
@@ -111,9 +111,8 @@ entry_sums()
 prepare_source()
 {
 	local tmp=$1 name=${2##*/} krel=$3 hdr=$4 obj=usr/src/linux-prepared-$3 log uts
-	# KERNELVERSION and an empty LOCALVERSION for 5.10's setlocalversion.
 	local kmake=(make -C "$tmp/usr/src/$name" O="$tmp/$obj" KERNELRELEASE="$krel"
-		KERNELVERSION="$krel" LOCALVERSION=)
+		KERNELVERSION="$krel" LOCALVERSION=)	# the last two for 5.10's setlocalversion
 
 	log "preparing $name for $krel with $(gcc --version | head -n 1)"
 	cp -al "$2" "$tmp/usr/src/$name" 2>/dev/null || cp -a "$2" "$tmp/usr/src/$name"
@@ -165,13 +164,13 @@ fetch_kernel()
 {
 	local dist=$1 kver=$2 cache memo lines stamp krel image headers kernel_pkgs
 	local common kbuild pkgs cc_needed libc_needed libc_here why='' index pkg
-	local sha arch source_dir='' entry debs tmp deb mods f vmlinuz='' sysmap='' hdr kdir
+	local sha arch source_dir='' entry debs tmp deb mods vmlinuz sysmap hdr kdir
 	local srclink link target
 
 	need_cmd apt-cache apt-get dpkg-deb sha256sum flock depmod modinfo make
 	deb_release "$dist"
 	cache=$(cache_dir)
-	# What the resolution came to, kept (a warm run asks apt nothing).
+	# The resolution's result, kept: a warm run asks apt nothing.
 	if memo=$(apt_memo fetch-kernel "$dist" "$kver" "$(id -u)" \
 		"$(stat -c '%s %Y %n' "$0" "$TOOLS"/{lib,debian}.sh)") && [ -f "$memo" ]; then
 		mapfile -t lines <"$memo"
@@ -204,10 +203,9 @@ fetch_kernel()
 	fi
 	pkgs=("${kernel_pkgs[@]}" "$headers" "$common" "$kbuild")
 
-	# kdir: the headers as they are where the gcc-NN they depend on
-	# (linux-compiler-gcc-NN-x86, gcc-NN-for-host) is here and the kbuild
-	# host tools' libc6 satisfied; else linux-source of that version prepared
-	# with this gcc (why: the reason), compiler flags never edited.
+	# kdir: the headers as they are if the gcc-NN they depend on is here and
+	# the kbuild host tools' libc6 satisfied; else (why) linux-source of that
+	# version prepared with this gcc, compiler flags never edited.
 	cc_needed=$(deb_depends "$headers" "$kver" \
 		'^(linux-compiler-)?gcc-[0-9]+(-x86|-for-host)?$' |
 		sed -E 's/^linux-compiler-//; s/-(x86|for-host)$//' | sed -n 1p)
@@ -261,15 +259,12 @@ fetch_kernel()
 		cp -a "$tmp/usr/$mods/." "$tmp/$mods/"
 		rm -rf "${tmp:?}/usr/$mods"
 	fi
-	for f in "boot/vmlinuz-$krel" "$mods/vmlinuz"; do
-		[ -n "$vmlinuz" ] || [ ! -f "$tmp/$f" ] || vmlinuz=$f
-	done
-	for f in "boot/System.map-$krel" "$mods/System.map"; do
-		[ -n "$sysmap" ] || [ ! -f "$tmp/$f" ] || sysmap=$f
-	done
+	# The image and its map in boot/, or (7.2) in lib/modules/<krel>/.
+	vmlinuz=boot/vmlinuz-$krel sysmap=boot/System.map-$krel
+	[ -f "$tmp/$vmlinuz" ] || vmlinuz=$mods/vmlinuz sysmap=$mods/System.map
 	hdr=usr/src/linux-headers-$krel
-	[ -n "$vmlinuz" ] || die "no vmlinuz in ${kernel_pkgs[*]}"
-	[ -n "$sysmap" ] || die "no System.map in ${kernel_pkgs[*]}"
+	[ -f "$tmp/$vmlinuz" ] || die "no vmlinuz in ${kernel_pkgs[*]}"
+	[ -f "$tmp/$sysmap" ] || die "no System.map in ${kernel_pkgs[*]}"
 	[ -d "$tmp/$mods/kernel" ] || die "no $mods/kernel/ in ${kernel_pkgs[*]}"
 	[ -f "$tmp/$hdr/Makefile" ] || die "no $hdr/Makefile in $headers"
 	[ -f "$tmp/usr/src/$common/Makefile" ] || die "no usr/src/$common/Makefile in $common"
@@ -328,20 +323,18 @@ while [ $# -gt 0 ]; do
 	shift 2
 done
 [ -z "$kver" ] || check_debversion "$kver"
-if [ "$PROG" = fetch-kernel.sh ]; then
-	[ -z "$series" ] || usage_error "--series is fetch-source.sh's"
-	dist=${dist:-${DIST:-bookworm}}
-	check_release "$dist"
-	cache_ready
-	fetch_kernel "$dist" "$kver"
-	exit
-fi
-# fetch-source.sh: not $DIST, which names make vm's stock kernel.
 if [ -n "$series" ]; then
+	[ "$PROG" = fetch-source.sh ] || usage_error "--series is fetch-source.sh's"
 	check_series "$series"
 	[ -z "$kver" ] || [[ $kver == "$series".* ]] ||
 		usage_error "version $kver is not of series $series"
 fi
+# $DIST names make vm's stock kernel, not the source's release.
+[ "$PROG" = fetch-source.sh ] || dist=${dist:-${DIST:-bookworm}}
 [ -z "$dist" ] || check_release "$dist"
 cache_ready
-fetch_source "$dist" "$series" "$kver"
+if [ "$PROG" = fetch-source.sh ]; then
+	fetch_source "$dist" "$series" "$kver"
+else
+	fetch_kernel "$dist" "$kver"
+fi
