@@ -78,34 +78,29 @@ apt_lists_fresh()
 }
 
 # deb_release RELEASE [deb-src]: make apt serve RELEASE (or its sources):
-# the machine's apt when it lists RELEASE, else deb_private.  A backports
-# suite is private and alone (else apt's candidate is the release's kernel).
+# the machine's apt when it lists RELEASE, else deb_private from its first
+# Debian and Debian-Security mirrors.  A backports suite is private and
+# alone (else apt's candidate is the release's kernel).
 deb_release()
 {
-	local rel=$1 kind=${2:-deb} suites label suite uri debian='' security='' machine=false
+	local rel=$1 kind=${2:-deb} found machine debian security
 
 	check_release "$rel"
 	unset APT_CONFIG
-	# "LABEL SUITE URI" for each suite of the machine's apt sources.
-	suites=$(apt_cache policy |
-		awk '$1 ~ /^[0-9]+$/ && $NF == "Packages" {
+	found=$(apt_cache policy |
+		awk -v want="$kind/$rel" '$1 ~ /^[0-9]+$/ && $NF == "Packages" {
 			uri = $2; suite = $3; sub(/\/.*/, "", suite); next
 		     }
 		     uri != "" && $1 == "release" && match($2, /(^|,)l=[^,]*/) {
 			l = substr($2, RSTART, RLENGTH); sub(/^,?l=/, "", l)
-			print l, suite, uri
+			m = m || l == "Debian" && "deb/" suite == want && want !~ /-backports$/
+			if (l == "Debian" && d == "") d = uri
+			if (l == "Debian-Security" && s == "") s = uri
 		     }
-		     { uri = "" }' | sort -u) || die "could not read the machine's apt sources"
-	while read -r label suite uri; do
-		case $label in
-		Debian)
-			[ "$kind/$suite" != "deb/$rel" ] || [[ $rel == *-backports ]] ||
-				machine=true
-			[ -n "$debian" ] || debian=$uri
-			;;
-		Debian-Security) [ -n "$security" ] || security=$uri ;;
-		esac
-	done <<<"$suites"
+		     { uri = "" }
+		     END { print (m ? "true" : "false") "|" d "|" s }') ||
+		die "could not read the machine's apt sources"
+	IFS='|' read -r machine debian security <<<"$found"
 	$machine || deb_private "$rel" "$kind" "$debian" "$security"
 }
 

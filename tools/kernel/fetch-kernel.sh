@@ -93,19 +93,6 @@ fetch_source()
 	printf '%s\n' "$entry/$src"
 }
 
-# entry_sums KREL DEB...: the packages' md5sums at the entry's paths, but the
-# headers' Makefile's (rewritten).
-entry_sums()
-{
-	local deb
-
-	for deb in "${@:2}"; do
-		dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./md5sums ||
-			die "${deb##*/} has no md5sums"
-	done | sed "s,^\([0-9a-f]\{32\}  \)usr/lib/modules/,\1lib/modules/," |
-		grep -v "^[0-9a-f]\{32\}  usr/src/linux-headers-$1/Makefile\$"
-}
-
 # prepare_source TMP SOURCE KREL HDR: kdir, SOURCE prepared in the entry TMP
 # with the headers' (TMP/HDR) config as release KREL; prints its path.
 prepare_source()
@@ -164,7 +151,7 @@ fetch_kernel()
 {
 	local dist=$1 kver=$2 cache memo lines stamp krel image headers kernel_pkgs
 	local common kbuild pkgs cc_needed libc_needed libc_here why='' index pkg
-	local sha arch source_dir='' entry debs tmp deb mods vmlinuz sysmap hdr kdir
+	local sha arch source_dir='' entry tmp deb mods vmlinuz sysmap hdr kdir
 	local srclink link target
 
 	need_cmd apt-cache apt-get dpkg-deb sha256sum flock depmod modinfo make
@@ -241,17 +228,18 @@ fetch_kernel()
 	cached "$entry" "$stamp"
 	[ ! -e "$entry" ] || log "$entry is incomplete or stale: rebuilding it"
 	entry_remove "$entry"
-	debs=()
-	while read -r pkg sha arch; do
-		debs+=("$(deb_fetch "$pkg" "$kver" "$sha" "$arch" "$cache/debs")")
-	done <<<"$index"
 	entry_tmp "$entry"
 	tmp=$ENTRY_TMP
-	for deb in "${debs[@]}"; do
+	# Each package unpacked, its md5sums at the entry's paths but the headers'
+	# Makefile's (rewritten below).
+	while read -r pkg sha arch; do
+		deb=$(deb_fetch "$pkg" "$kver" "$sha" "$arch" "$cache/debs")
 		log "unpacking ${deb##*/}"
 		dpkg-deb -x "$deb" "$tmp"
-	done
-	entry_sums "$krel" "${debs[@]}" >"$tmp/$ENTRY_SUMS"
+		dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./md5sums ||
+			die "${deb##*/} has no md5sums"
+	done <<<"$index" | sed "s,^\([0-9a-f]\{32\}  \)usr/lib/modules/,\1lib/modules/," |
+		grep -v "^[0-9a-f]\{32\}  usr/src/$headers/Makefile\$" >"$tmp/$ENTRY_SUMS"
 
 	mods=lib/modules/$krel
 	if [ -d "$tmp/usr/$mods" ]; then	# merged /usr (7.2)
