@@ -168,17 +168,24 @@ deb_version()
 	[ -n "$ver" ] && [ "$ver" != "(none)" ] && printf '%s\n' "$ver"
 }
 
-# deb_index VERSION PACKAGE...: "PACKAGE SHA256 ARCH" of each apt knows at VERSION.
+# deb_index VERSION PACKAGE...: "PACKAGE SHA256 ARCH" of each, in that order;
+# dies naming one apt does not know at VERSION.
 deb_index()
 {
-	local ver=$1
+	local ver=$1 index pkg line
 
 	shift
-	apt_cache show "${@/%/=$ver}" |
+	index=$(apt_cache show "${@/%/=$ver}" |
 		awk '$1 == "Package:" { p = $2 }
 		     $1 == "Architecture:" { a[p] = $2 }
-		     $1 == "SHA256:" && !(p in s) { s[p] = $2; o[++n] = p }
-		     END { for (i = 1; i <= n; i++) print o[i], s[o[i]], a[o[i]] }'
+		     $1 == "SHA256:" && !(p in s) { s[p] = $2 }
+		     END { for (p in s) print p, s[p], a[p] }')
+	for pkg; do
+		line=$(grep "^$pkg " <<<"$index") ||
+			die "package $pkg version $ver is not known to apt" \
+				"(see apt-cache madison $pkg)"
+		printf '%s\n' "$line"
+	done
 }
 
 # deb_fetch PACKAGE VERSION SHA256 ARCH DIR: the path of DIR/PACKAGE_VERSION_ARCH.deb

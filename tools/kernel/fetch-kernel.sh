@@ -55,7 +55,7 @@ stock_version()
 # KVER's, DIST the first release carrying SERIES.
 fetch_source()
 {
-	local dist=$1 series=$2 kver=$3 src pkg sha arch stamp entry deb
+	local dist=$1 series=$2 kver=$3 src index sha arch stamp entry deb
 
 	[ -n "$series" ] || [[ ! $kver =~ ^([0-9]+\.[0-9]+)\. ]] || series=${BASH_REMATCH[1]}
 	[ -n "$dist" ] || dist=$(series_release "$series")
@@ -71,10 +71,8 @@ fetch_source()
 	kver=$(stock_version "$kver")
 	[[ $kver =~ ^([0-9]+\.[0-9]+)\. ]] || die "unexpected kernel version '$kver'"
 	src=linux-source-${BASH_REMATCH[1]}
-	read -r pkg sha arch < <(deb_index "$kver" "$src") || true
-	[ "${pkg:-}" = "$src" ] ||
-		die "package $src version $kver is not known to apt in Debian $dist" \
-			"(see apt-cache madison $src)"
+	index=$(deb_index "$kver" "$src")
+	read -r _ sha arch <<<"$index"
 	stamp="$sha  ${src}_$kver"
 	entry=$(cache_dir)/source/$kver
 	cached "$entry" "$stamp" "$src"
@@ -208,20 +206,13 @@ fetch_kernel()
 
 	# The stamp: each .deb's sha256, and the source's if kdir is made of it.
 	index=$(deb_index "$kver" "${pkgs[@]}")
-	stamp=
-	for pkg in "${pkgs[@]}"; do
-		read -r _ sha _ < <(grep "^$pkg " <<<"$index") ||
-			die "package $pkg version $kver is not known to apt" \
-				"(see apt-cache madison $pkg)"
-		stamp+="$sha  ${pkg}_$kver"$'\n'
-	done
+	stamp=$(awk -v v="$kver" '{ print $2 "  " $1 "_" v }' <<<"$index")
 	if [ -n "$why" ]; then
 		source_dir=$(fetch_source '' '' "$kver" | tail -n 1) ||
 			die "$why, and no linux-source of $kver to prepare instead"
-		stamp+="$(cat "${source_dir%/*}/.complete")"
+		stamp+=$'\n'"$(cat "${source_dir%/*}/.complete")"
 		stamp+=" (kdir prepared by $(gcc -dumpfullversion 2>/dev/null || echo unknown))"
 	fi
-	stamp=${stamp%$'\n'}
 	[ -z "$memo" ] || memo_keep "$memo" "$kver" "$stamp"
 
 	entry=$cache/stock/$dist/$kver
