@@ -129,8 +129,7 @@ check_vermagic()
 {
 	local dir=$1/.vermagic want got stock
 
-	stock=$(find "$1/$3/kernel" -name 'null_blk.ko*' -print -quit)
-	[ -n "$stock" ] || stock=$(find "$1/$3/kernel" -name '*.ko*' -print -quit)
+	stock=$(find "$1/$3/kernel" -name '*.ko*' -print -quit)
 	want=$(modinfo -F vermagic "$stock")
 	mkdir -p "$dir"
 	printf '%s\n' '#include <linux/module.h>' 'MODULE_DESCRIPTION("vermagic probe");' \
