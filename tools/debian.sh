@@ -24,10 +24,8 @@ apt_memo()
 {
 	local private=() key
 
-	if grep -Eqs '^[[:space:]]*Dir([[:space:]"{]|::(State|Etc|Bin))' \
-		/etc/apt/apt.conf /etc/apt/apt.conf.d/*; then
-		return 1
-	fi
+	! grep -Eqs '^[[:space:]]*Dir([[:space:]"{]|::(State|Etc|Bin))' \
+		/etc/apt/apt.conf /etc/apt/apt.conf.d/* || return 1
 	[ -z "${APT_CONFIG:-}" ] ||
 		private=("$APT_CONFIG" "${APT_CONFIG%/*}"/{sources.list,preferences}*
 			 "${APT_CONFIG%/*}"/lists/*)
@@ -108,7 +106,7 @@ deb_release()
 # for RELEASE's KIND (deb, deb-src) from mirrors DEBIAN and SECURITY; paths only.
 deb_private()
 {
-	local rel=$1 kind=$2 dir suites suite conf
+	local rel=$1 kind=$2 dir suites conf
 
 	[ -n "$3" ] || die "the machine's apt sources name no Debian mirror" \
 		"(no suite labelled Debian: run apt-get update)"
@@ -121,9 +119,7 @@ deb_private()
 	suites=("$3 $rel")
 	[[ $rel =~ ^(sid|unstable|experimental|.*-backports)$ ]] ||
 		suites+=("$3 $rel-updates" ${4:+"$4 $rel-security"})
-	for suite in "${suites[@]}"; do
-		echo "$kind [signed-by=$DEB_KEYRING] $suite main"
-	done >"$dir/sources.list.new"
+	printf "$kind [signed-by=$DEB_KEYRING] %s main\n" "${suites[@]}" >"$dir/sources.list.new"
 	printf '%s\n' "// module_async: Debian $rel beside the machine's apt" \
 		"Dir::Etc::sourcelist \"$dir/sources.list\";" \
 		"Dir::Etc::sourceparts \"$dir/sources.list.d\";" \

@@ -26,14 +26,11 @@ Usage: $PROG --variant VARIANT [--patch FILE]... [--src X.Y] [--dist RELEASE]
 Build a kernel (tinyconfig + config + kconfig/boot.config) from Debian's
 linux-source-X.Y out of tree and print its cache entry's path.
 
-  --variant V        $SOURCE_VARIANTS: vanilla as Debian ships it,
-                     the others with tools/kernel/patches/V/<X.Y>/*
-  --patch FILE       apply FILE (patch -p1, no fuzz) after the variant's
-                     patches; repeatable, in the order given
+  --variant V        $SOURCE_VARIANTS (but vanilla: with patches/V/<X.Y>/*)
+  --patch FILE       FILE too (-p1, no fuzz), after the variant's; repeatable, in order
   --src, --dist, --kver   fetch-source.sh's --series, --dist, --kver
   --source DIR       an unpacked source tree instead (only read)
-  --ksrc DIR         a clean kernel tree of your own (not with --src, --dist,
-                     --kver, --source), only read, keyed by its content
+  --ksrc DIR         a clean kernel tree of your own, keyed by its content (only read)
   --help             show this help
 EOF
 }
@@ -107,7 +104,10 @@ patch_tree()
 	local tree=$1 source=$2 kver=$3 stage p out wanted changes
 
 	shift 3
-	stage=$(mktemp -d "$tree/stage.XXXXXX")
+	# One builder per tree (main's lock): a scratch copy left by a killed one goes.
+	stage=$tree/stage
+	rm -rf "$stage" "$stage.files"
+	mkdir "$stage"
 	# git apply --numstat -z: "ADDED\tDELETED\tPATH" or, renamed, "...\t\0OLD\0NEW".
 	wanted=$(for p; do git apply --numstat -z "$p" | tr '\0' '\n' |
 		awk -F'\t' 'NF == 3 && $3 != "" { print $3 } NF == 1 && $0 != ""'; done | sort -u)
@@ -242,7 +242,6 @@ make_entry()
 	krel=$(cat "$obj/include/config/kernel.release")
 	[ -n "$krel" ] || die "no kernel release in $obj/include/config/kernel.release"
 	entry_tmp "$2"
-	trap cleanup EXIT
 	tmp=$ENTRY_TMP
 	run_make "$1" O="$obj" INSTALL_MOD_PATH="$tmp" modules_install
 	[ -s "$tmp/lib/modules/$krel/modules.dep" ] || die "modules_install wrote no modules.dep"
@@ -267,17 +266,10 @@ make_entry()
 	log "kernel $krel ready: ${2##*/}"
 }
 
-tree=	# this run's, whose scratch directories go on exit
-cleanup()
-{
-	entry_tmp_cleanup
-	[ -z "$tree" ] || rm -rf "$tree"/stage.*
-}
-
 main()
 {
 	local variant='' kver=${KVER:-} src='' dist='' source='' ksrc='' patches=() extra=()
-	local p series identity='' source_line stamp key cache entry
+	local p series identity='' source_line stamp key cache entry tree
 
 	while [ $# -gt 0 ]; do
 		case $1 in
@@ -359,7 +351,6 @@ main()
 		exit 0
 	fi
 	entry_remove "$entry"
-	trap cleanup EXIT
 
 	[ -d "$tree/src" ] || new_tree "$source" "$tree"
 	patch_tree "$tree" "$source" "$kver" ${patches[@]+"${patches[@]}"}

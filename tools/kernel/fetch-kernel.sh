@@ -25,8 +25,7 @@ Download Debian's stock amd64 kernel or linux-source-X.Y with apt-get,
 unpack it into the cache (reused offline) and print its path.
 
   --dist RELEASE     $(deb_releases | paste -sd' ')
-                     default: \$DIST, else bookworm; the source's: the first
-                     release that carries the series
+                     (default: \$DIST, else bookworm; the source's: the series' first)
   --series X.Y       $(deb_series | paste -sd' ') (default: --kver's, else the kernel's)
   --kver DEBVERSION  package version (default: \$KVER, else apt's candidate)
   --help             show this help
@@ -146,7 +145,7 @@ check_vermagic()
 # fetch_kernel DIST KVER: the stock kernel's entry, printed.
 fetch_kernel()
 {
-	local dist=$1 kver=$2 cache memo lines stamp krel image headers kernel_pkgs
+	local dist=$1 kver=$2 cache memo stamp krel image headers kernel_pkgs
 	local common kbuild pkgs cc_needed libc_needed libc_here why='' index pkg
 	local sha arch source_dir='' entry tmp deb mods vmlinuz sysmap hdr kdir
 	local srclink link target
@@ -157,11 +156,8 @@ fetch_kernel()
 	# The resolution's result, kept: a warm run asks apt nothing.
 	if memo=$(apt_memo fetch-kernel "$dist" "$kver" "$(id -u)" \
 		"$(stat -c '%s %Y %n' "$0" "$TOOLS"/{lib,debian}.sh)") && [ -f "$memo" ]; then
-		mapfile -t lines <"$memo"
-		if [ ${#lines[@]} -gt 1 ] && [ -n "${lines[0]}" ]; then
-			cached "$cache/stock/$dist/${lines[0]}" "$(printf '%s\n' "${lines[@]:1}")"
-			exec 9>&-
-		fi
+		cached "$cache/stock/$dist/$(sed -n 1p "$memo")" "$(sed 1d "$memo")"
+		exec 9>&-
 	fi
 
 	kver=$(stock_version "$kver")
