@@ -40,10 +40,8 @@ apt_memo()
 # memo_keep FILE LINE...: the LINEs written to FILE; memos live a day.
 memo_keep()
 {
-	if ! { mkdir -p "${1%/*}" && printf '%s\n' "${@:2}" >"$1.tmp.$$" &&
-	       mv "$1.tmp.$$" "$1"; }; then
+	{ mkdir -p "${1%/*}" && printf '%s\n' "${@:2}" >"$1.tmp.$$" && mv "$1.tmp.$$" "$1"; } ||
 		die "cannot keep apt's answers in ${1%/*}"
-	fi
 	find "${1%/*}" -type f -mmin +"$((DEB_LISTS_MAX_AGE / 60))" -delete 2>/dev/null || true
 }
 
