@@ -10,28 +10,22 @@
 DEB_LISTS_MAX_AGE=86400
 DEB_KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 
-# apt_get ARGS...: apt-get; as root, no sandbox user (it cannot write there).
+# apt_get ARGS...: apt-get as this user, never a sandbox one (it cannot write
+# to the cache).
 apt_get()
 {
-	if [ "$EUID" -eq 0 ]; then
-		apt-get -o APT::Sandbox::User=root "$@"
-	else
-		apt-get "$@"
-	fi
+	apt-get -o APT::Sandbox::User="$(id -un)" "$@"
 }
 
-# apt_memo NAME ARGS...: the path of the memo NAME.<key> in
-# $CACHE/apt-answers/, <key> a checksum of ARGS and of what apt answers from
-# under APT_CONFIG: /etc/apt, the lists, dpkg's status (size, time, inode).
-# It fails where /etc/apt moves those (Dir, Dir::State, Dir::Etc, Dir::Bin).
+# apt_memo NAME ARGS...: the path of the memo $CACHE/apt-answers/NAME.<key>,
+# <key> a checksum of ARGS and of what apt answers from (/etc/apt, the lists,
+# dpkg's status); fails where /etc/apt moves those.
 apt_memo()
 {
 	local private=() key
 
-	if grep -Eqs '^[[:space:]]*Dir([[:space:]"{]|::(State|Etc|Bin))' \
-		/etc/apt/apt.conf /etc/apt/apt.conf.d/*; then
-		return 1
-	fi
+	! grep -Eqs '^[[:space:]]*Dir([[:space:]"{]|::(State|Etc|Bin))' \
+		/etc/apt/apt.conf /etc/apt/apt.conf.d/* || return 1
 	[ -z "${APT_CONFIG:-}" ] ||
 		private=("$APT_CONFIG" "${APT_CONFIG%/*}"/{sources.list,preferences}*
 			 "${APT_CONFIG%/*}"/lists/*)
@@ -46,10 +40,8 @@ apt_memo()
 # memo_keep FILE LINE...: the LINEs written to FILE; memos live a day.
 memo_keep()
 {
-	if ! { mkdir -p "${1%/*}" && printf '%s\n' "${@:2}" >"$1.tmp.$$" &&
-	       mv "$1.tmp.$$" "$1"; }; then
+	{ mkdir -p "${1%/*}" && printf '%s\n' "${@:2}" >"$1.tmp.$$" && mv "$1.tmp.$$" "$1"; } ||
 		die "cannot keep apt's answers in ${1%/*}"
-	fi
 	find "${1%/*}" -type f -mmin +"$((DEB_LISTS_MAX_AGE / 60))" -delete 2>/dev/null || true
 }
 
@@ -71,8 +63,7 @@ apt_cache()
 	return "$rc"
 }
 
-# apt_lists_fresh DIR: DIR's lists are younger than DEB_LISTS_MAX_AGE (an
-# update stamp in the future: stale).
+# apt_lists_fresh DIR: DIR's lists are younger than DEB_LISTS_MAX_AGE, not future.
 apt_lists_fresh()
 {
 	local age
@@ -83,43 +74,37 @@ apt_lists_fresh()
 }
 
 # deb_release RELEASE [deb-src]: make apt serve RELEASE (or its sources):
-# the machine's apt when it lists RELEASE, else deb_private.  A backports
-# suite is private and alone (else apt's candidate is the release's kernel).
+# the machine's apt when it lists RELEASE, else deb_private from its first
+# Debian and Debian-Security mirrors.  A backports suite is private and
+# alone (else apt's candidate is the release's kernel).
 deb_release()
 {
-	local rel=$1 kind=${2:-deb} suites label suite uri debian='' security='' machine=false
+	local rel=$1 kind=${2:-deb} found machine debian security
 
 	check_release "$rel"
 	unset APT_CONFIG
-	# "LABEL SUITE URI" for each suite of the machine's apt sources.
-	suites=$(apt_cache policy |
-		awk '$1 ~ /^[0-9]+$/ && $NF == "Packages" {
+	found=$(apt_cache policy |
+		awk -v want="$kind/$rel" '$1 ~ /^[0-9]+$/ && $NF == "Packages" {
 			uri = $2; suite = $3; sub(/\/.*/, "", suite); next
 		     }
 		     uri != "" && $1 == "release" && match($2, /(^|,)l=[^,]*/) {
 			l = substr($2, RSTART, RLENGTH); sub(/^,?l=/, "", l)
-			print l, suite, uri
+			m = m || l == "Debian" && "deb/" suite == want && want !~ /-backports$/
+			if (l == "Debian" && d == "") d = uri
+			if (l == "Debian-Security" && s == "") s = uri
 		     }
-		     { uri = "" }' | sort -u) || die "could not read the machine's apt sources"
-	while read -r label suite uri; do
-		case $label in
-		Debian)
-			[ "$kind/$suite" != "deb/$rel" ] || [[ $rel == *-backports ]] ||
-				machine=true
-			[ -n "$debian" ] || debian=$uri
-			;;
-		Debian-Security) [ -n "$security" ] || security=$uri ;;
-		esac
-	done <<<"$suites"
+		     { uri = "" }
+		     END { print (m ? "true" : "false") "|" d "|" s }') ||
+		die "could not read the machine's apt sources"
+	IFS='|' read -r machine debian security <<<"$found"
 	$machine || deb_private "$rel" "$kind" "$debian" "$security"
 }
 
-# deb_private RELEASE KIND DEBIAN SECURITY: APT_CONFIG exported for
-# RELEASE's KIND (deb, deb-src) from mirrors DEBIAN and SECURITY, in
-# $CACHE/apt/.  It sets only paths: /etc/apt/apt.conf.d/ stays in force.
+# deb_private RELEASE KIND DEBIAN SECURITY: APT_CONFIG exported, in $CACHE/apt/,
+# for RELEASE's KIND (deb, deb-src) from mirrors DEBIAN and SECURITY; paths only.
 deb_private()
 {
-	local rel=$1 kind=$2 dir suites suite conf
+	local rel=$1 kind=$2 dir suites conf
 
 	[ -n "$3" ] || die "the machine's apt sources name no Debian mirror" \
 		"(no suite labelled Debian: run apt-get update)"
@@ -132,9 +117,7 @@ deb_private()
 	suites=("$3 $rel")
 	[[ $rel =~ ^(sid|unstable|experimental|.*-backports)$ ]] ||
 		suites+=("$3 $rel-updates" ${4:+"$4 $rel-security"})
-	for suite in "${suites[@]}"; do
-		echo "$kind [signed-by=$DEB_KEYRING] $suite main"
-	done >"$dir/sources.list.new"
+	printf "$kind [signed-by=$DEB_KEYRING] %s main\n" "${suites[@]}" >"$dir/sources.list.new"
 	printf '%s\n' "// module_async: Debian $rel beside the machine's apt" \
 		"Dir::Etc::sourcelist \"$dir/sources.list\";" \
 		"Dir::Etc::sourceparts \"$dir/sources.list.d\";" \
@@ -179,25 +162,28 @@ deb_version()
 	[ -n "$ver" ] && [ "$ver" != "(none)" ] && printf '%s\n' "$ver"
 }
 
-# deb_index VERSION PACKAGE...: "PACKAGE SHA256 ARCH" for each package apt
-# knows at VERSION (one apt-cache call).
+# deb_index VERSION PACKAGE...: "PACKAGE SHA256 ARCH" of each, in that order;
+# dies naming one apt does not know at VERSION.
 deb_index()
 {
-	local ver=$1 pkg args=()
+	local ver=$1 index pkg line
 
 	shift
-	for pkg in "$@"; do
-		args+=("$pkg=$ver")
-	done
-	apt_cache show "${args[@]}" |
+	index=$(apt_cache show "${@/%/=$ver}" |
 		awk '$1 == "Package:" { p = $2 }
 		     $1 == "Architecture:" { a[p] = $2 }
-		     $1 == "SHA256:" && !(p in s) { s[p] = $2; o[++n] = p }
-		     END { for (i = 1; i <= n; i++) print o[i], s[o[i]], a[o[i]] }'
+		     $1 == "SHA256:" && !(p in s) { s[p] = $2 }
+		     END { for (p in s) print p, s[p], a[p] }')
+	for pkg; do
+		line=$(grep "^$pkg " <<<"$index") ||
+			die "package $pkg version $ver is not known to apt" \
+				"(see apt-cache madison $pkg)"
+		printf '%s\n' "$line"
+	done
 }
 
-# deb_fetch PACKAGE VERSION SHA256 ARCH DIR: DIR/PACKAGE_VERSION_ARCH.deb
-# with that sha256 (deb_index's), downloaded unless there; prints its path.
+# deb_fetch PACKAGE VERSION SHA256 ARCH DIR: the path of DIR/PACKAGE_VERSION_ARCH.deb
+# with that sha256, downloaded unless there.
 deb_fetch()
 {
 	local pkg=$1 ver=$2 sha=$3 arch=$4 dir=$5 deb dl fetched
@@ -214,7 +200,7 @@ deb_fetch()
 	mkdir -p "$dir"
 	dl=$(mktemp -d "$dir/.download.$$.XXXXXX")
 	log "downloading $pkg=$ver"
-	# Interrupted or failed, the download goes with the subshell that makes it.
+	# Interrupted or failed, the download goes with its subshell.
 	(trap 'rm -rf "$dl"' EXIT
 	 cd "$dl"
 	 apt_get download -q "$pkg=$ver" >&2 || die "apt-get download $pkg=$ver failed"
@@ -226,7 +212,7 @@ deb_fetch()
 	printf '%s\n' "$deb"
 }
 
-# deb_depends PACKAGE VERSION REGEX: what PACKAGE at VERSION depends on (any
+# deb_depends PACKAGE VERSION REGEX: what PACKAGE=VERSION depends on (any
 # alternative) whose names match REGEX, one a line.
 deb_depends()
 {
@@ -258,8 +244,8 @@ deb_kernel_release()
 }
 
 # headers_makefile HEADERS COMMON: HEADERS' Makefile (stdin), its include of
-# COMMON's and 7.2's KBUILD_OUTPUT made relative to it (an entry works
-# wherever the cache is).  Any other line: die.
+# COMMON's and 7.2's KBUILD_OUTPUT made relative (an entry works wherever
+# the cache is); any other line dies.
 # shellcheck disable=SC2016 # make expands it
 readonly MAKEFILE_HERE='$(dir $(lastword $(MAKEFILE_LIST)))'
 headers_makefile()

@@ -2,21 +2,18 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # build-kernel.sh - a small x86_64 kernel for the suite's VM, built out of
-# tree.  The entry, $CACHE/build/<debversion>-<variant>-<key>/ (<key> a hash
-# of its stamp), is laid out as fetch-kernel.sh's, plus config, System.map
-# and build-id.  The build tree, $CACHE/build/tree/<debversion>-<variant>/
-# (--ksrc: ksrc-<hash of its identity>-<variant>/), is kept so that a
-# rebuild compiles only what changed: src/ a hard-linked copy of the source
-# whose patched files are replaced, never written in place; obj/ the O=
-# directory.  An entry is reused only while the tree's key is its own.
+# tree into $CACHE/build/<debversion>-<variant>-<key>/ (<key> a hash of its
+# stamp).  The build tree, $CACHE/build/tree/<debversion>-<variant>/, is kept
+# so that a rebuild compiles only what changed: src/ a hard-linked copy of
+# the source whose patched files are replaced, never written in place; obj/
+# the O= directory.  An entry is reused only while the tree's key is its own.
 
 set -euo pipefail
 
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/../lib.sh"
 
-# Bump when the way an entry is made changes, so old entries are rebuilt.
-readonly RECIPE=2
+readonly RECIPE=2	# bumped when the way an entry is made changes
 readonly CONFIG=$TOP/config FRAGMENT=$TOOLS/kernel/kconfig/boot.config
 
 usage()
@@ -28,14 +25,11 @@ Usage: $PROG --variant VARIANT [--patch FILE]... [--src X.Y] [--dist RELEASE]
 Build a kernel (tinyconfig + config + kconfig/boot.config) from Debian's
 linux-source-X.Y out of tree and print its cache entry's path.
 
-  --variant V        $SOURCE_VARIANTS: vanilla as Debian ships it,
-                     the others with tools/kernel/patches/V/<X.Y>/*
-  --patch FILE       apply FILE (patch -p1, no fuzz) after the variant's
-                     patches; repeatable, in the order given
+  --variant V        $SOURCE_VARIANTS (but vanilla: with patches/V/<X.Y>/*)
+  --patch FILE       FILE too (-p1, no fuzz), after the variant's; repeatable, in order
   --src, --dist, --kver   fetch-source.sh's --series, --dist, --kver
   --source DIR       an unpacked source tree instead (only read)
-  --ksrc DIR         a clean kernel tree of your own (not with --src, --dist,
-                     --kver, --source), only read, keyed by its content
+  --ksrc DIR         a clean kernel tree of your own, keyed by its content (only read)
   --help             show this help
 EOF
 }
@@ -48,9 +42,8 @@ makefile_version()
 		END { s = v[1]; for (i = 2; i <= n; i++) s = s "." v[i]; print s }' "$1/Makefile"
 }
 
-# ksrc_identity DIR: what the --ksrc tree DIR holds, one line: for a git work
-# tree (DIR its top) HEAD and the sha256 of its changes and untracked files;
-# else of every file (some seconds).  --no-optional-locks: the index stays.
+# ksrc_identity DIR: what the --ksrc tree DIR holds, one line: a git work
+# tree's HEAD, changes and untracked files, else every file (some seconds).
 ksrc_identity()
 {
 	local head
@@ -83,8 +76,7 @@ entry_stamp()
 	done
 }
 
-# new_tree SOURCE TREE: TREE/src a copy of SOURCE, .git left out: hard
-# links, else (another file system) files.
+# new_tree SOURCE TREE: TREE/src a copy of SOURCE (hard links if it can), no .git.
 new_tree()
 {
 	local how
@@ -96,23 +88,25 @@ new_tree()
 		(cd "$1" && find . -mindepth 1 -maxdepth 1 ! -name .git -print0 |
 			xargs -0 cp "$how" -t "$2.new/src/") 2>/dev/null && break
 		[ "$how" = -al ] || die "cannot copy $1 into $2"
-		log "cannot hard-link the source (another file system?): copying it"
+		log "cannot hard-link the source: copying it"
 	done
 	: >"$2.new/patched-files"
 	rm -rf "$2"
 	mv "$2.new" "$2"
 }
 
-# patch_tree TREE SOURCE KVER PATCH...: TREE/src made SOURCE + PATCHes: the
-# files they name now or named last time (TREE/patched-files), patched in a
-# scratch copy, replace TREE/src's where they differ.  A change removes
-# TREE/key: no entry's kdir is the tree until it is built.
+# patch_tree TREE SOURCE KVER PATCH...: the files PATCHes name now or named
+# last time (TREE/patched-files), patched in a scratch copy of SOURCE's,
+# replace TREE/src's where they differ; a change removes TREE/key.
 patch_tree()
 {
 	local tree=$1 source=$2 kver=$3 stage p out wanted changes
 
 	shift 3
-	stage=$(mktemp -d "$tree/stage.XXXXXX")
+	# One builder per tree (main's lock): a scratch copy left by a killed one goes.
+	stage=$tree/stage
+	rm -rf "$stage" "$stage.files"
+	mkdir "$stage"
 	# git apply --numstat -z: "ADDED\tDELETED\tPATH" or, renamed, "...\t\0OLD\0NEW".
 	wanted=$(for p; do git apply --numstat -z "$p" | tr '\0' '\n' |
 		awk -F'\t' 'NF == 3 && $3 != "" { print $3 } NF == 1 && $0 != ""'; done | sort -u)
@@ -153,8 +147,7 @@ fail_make()
 }
 
 # configure TREE STAMP: TREE/obj/.config from tinyconfig, CONFIG, FRAGMENT,
-# made in TREE/kconfig when its inputs (STAMP but patches, Kconfig files
-# patched) change; obj/.config changed only when the result differs.
+# made again in TREE/kconfig when STAMP but patches or a Kconfig file changes.
 configure()
 {
 	local tree=$1 kc=$1/kconfig inputs f lost
@@ -205,8 +198,7 @@ configure()
 }
 
 # compile TREE CACHE: bzImage and modules in TREE/obj, through ccache-cc if
-# ccache is here: one store, paths relative (CCACHE_BASEDIR), depend mode.
-# The wrapper's name holds its checksum: a new one makes kbuild compile again.
+# ccache is here, whose name holds its checksum: a new one compiles all again.
 compile()
 {
 	local tree=$1 cc=() ccwrap hit all bypassed hits='' start=$SECONDS
@@ -240,9 +232,8 @@ compile()
 	log "built in $((SECONDS - start)) s$hits"
 }
 
-# make_entry TREE ENTRY KEY STAMP: the entry of TREE's build, refused (the
-# boot wrapper removed, to be made again) unless the image holds the
-# vmlinux just linked (their build IDs).
+# make_entry TREE ENTRY KEY STAMP: the entry of TREE's build, refused unless
+# the image holds the vmlinux just linked (their build IDs).
 make_entry()
 {
 	local obj=$1/obj tmp krel build_id kos
@@ -250,7 +241,6 @@ make_entry()
 	krel=$(cat "$obj/include/config/kernel.release")
 	[ -n "$krel" ] || die "no kernel release in $obj/include/config/kernel.release"
 	entry_tmp "$2"
-	trap cleanup EXIT
 	tmp=$ENTRY_TMP
 	run_make "$1" O="$obj" INSTALL_MOD_PATH="$tmp" modules_install
 	[ -s "$tmp/lib/modules/$krel/modules.dep" ] || die "modules_install wrote no modules.dep"
@@ -275,28 +265,19 @@ make_entry()
 	log "kernel $krel ready: ${2##*/}"
 }
 
-# The build tree of this run, whose scratch directories go on exit.
-tree=
-cleanup()
-{
-	entry_tmp_cleanup
-	[ -z "$tree" ] || rm -rf "$tree"/stage.*
-}
-
 main()
 {
-	local variant='' kver=${KVER:-} series='' dist='' source_dir='' ksrc='' patches=()
-	local extra=() p tree_series identity='' source_line stamp key cache entry
+	local variant='' kver=${KVER:-} src='' dist='' source='' ksrc='' patches=() extra=()
+	local p series identity='' source_line stamp key cache entry tree
 
 	while [ $# -gt 0 ]; do
 		case $1 in
-		--variant) need_arg "$1" $#; variant=$2 ;;
-		--patch) need_arg "$1" $#; extra+=("$2") ;;
-		--src) need_arg "$1" $#; series=$2 ;;
-		--dist) need_arg "$1" $#; dist=$2 ;;
-		--kver) need_arg "$1" $#; kver=$2 ;;
-		--source) need_arg "$1" $#; source_dir=$2 ;;
-		--ksrc) need_arg "$1" $#; ksrc=$2 ;;
+		--variant | --src | --dist | --kver | --source | --ksrc)
+			need_arg "$1" $#; printf -v "${1#--}" %s "$2" ;;
+		--patch)
+			[[ -f ${2:-} && -r $2 ]] || usage_error "cannot read '${2:-}'"
+			extra+=("$2")
+			;;
 		-h|--help) usage; exit 0 ;;
 		*) usage_error "unknown option '$1'" ;;
 		esac
@@ -306,53 +287,40 @@ main()
 	is_source_variant "$variant" ||
 		usage_error "bad variant '$variant' (one of: $SOURCE_VARIANTS)"
 	if [ -n "$ksrc" ]; then
-		[ -z "$series$dist$kver$source_dir" ] ||
+		[ -z "$src$dist$kver$source" ] ||
 			usage_error "--ksrc is a tree of your own:" \
 				"not with --src, --dist, --kver or --source"
 		p=$(ksrc_problem "$ksrc")
 		[ -z "$p" ] || usage_error "--ksrc $ksrc: $p"
-		source_dir=$ksrc
+		source=$ksrc
 	fi
-	for p in ${extra[@]+"${extra[@]}"}; do
-		if [ ! -f "$p" ] || [ ! -r "$p" ]; then
-			usage_error "cannot read '$p'"
-		fi
-	done
 	need_cmd make gcc patch git rsync cmp sha256sum flock depmod readelf
 
-	# The source (fetch-source.sh checks --src, --dist, --kver), and its
-	# series: the tree's own, whatever asked for it.
-	[ -n "$source_dir" ] ||
-		source_dir=$("$TOOLS/kernel/fetch-source.sh" ${dist:+--dist "$dist"} \
-			${series:+--series "$series"} ${kver:+--kver "$kver"} | tail -n 1)
-	if [ ! -f "$source_dir/Makefile" ] || [ ! -f "$source_dir/kernel/async.c" ]; then
-		die "$source_dir is not an unpacked kernel source tree"
+	# fetch-source.sh checks --src, --dist and --kver; the series is the tree's.
+	[ -n "$source" ] ||
+		source=$("$TOOLS/kernel/fetch-source.sh" ${dist:+--dist "$dist"} \
+			${src:+--series "$src"} ${kver:+--kver "$kver"} | tail -n 1)
+	if [ ! -f "$source/Makefile" ] || [ ! -f "$source/kernel/async.c" ]; then
+		die "$source is not an unpacked kernel source tree"
 	fi
-	source_dir=$(cd "$source_dir" && pwd)
-	tree_series=$(makefile_version "$source_dir" 2)
-	[[ $tree_series =~ ^[0-9]+\.[0-9]+$ ]] ||
-		die "no VERSION.PATCHLEVEL in $source_dir/Makefile"
-	[ -z "$series" ] || [ "$series" = "$tree_series" ] ||
-		die "$source_dir is linux $tree_series, not the --src $series asked for"
-	series=$tree_series
+	source=$(cd "$source" && pwd)
+	series=$(makefile_version "$source" 2)
+	[[ $series =~ ^[0-9]+\.[0-9]+$ ]] || die "no VERSION.PATCHLEVEL in $source/Makefile"
+	[ -z "$src" ] || [ "$src" = "$series" ] ||
+		die "$source is linux $series, not the --src $src asked for"
 	if [ -n "$ksrc" ]; then
-		identity=$(ksrc_identity "$source_dir")
-		log "$source_dir: $identity"
-		kver=$(makefile_version "$source_dir" 3)-ksrc
+		identity=$(ksrc_identity "$source")
+		log "$source: $identity"
+		kver=$(makefile_version "$source" 3)-ksrc
 		source_line="ksrc $identity"
-	else
-		if [ -z "$kver" ]; then
-			case $source_dir in
-			# fetch-source.sh's: $CACHE/source/<debversion>/linux-source-*.
-			*/source/*/linux-source-*)
-				kver=${source_dir%/linux-source-*}
-				kver=${kver##*/}
-				;;
-			*) kver=$(makefile_version "$source_dir" 3)-local ;;
-			esac
-		fi
-		source_line="$kver $(sha256sum <"$source_dir/Makefile" | cut -d' ' -f1)"
+	elif [ -z "$kver" ] && [[ $source == */source/*/linux-source-* ]]; then
+		# fetch-source.sh's: $CACHE/source/<debversion>/linux-source-*.
+		kver=${source%/linux-source-*}
+		kver=${kver##*/}
+	elif [ -z "$kver" ]; then
+		kver=$(makefile_version "$source" 3)-local
 	fi
+	[ -n "$ksrc" ] || source_line="$kver $(sha256sum <"$source/Makefile" | cut -d' ' -f1)"
 	check_debversion "$kver"
 
 	if [ "$variant" != vanilla ]; then
@@ -382,10 +350,9 @@ main()
 		exit 0
 	fi
 	entry_remove "$entry"
-	trap cleanup EXIT
 
-	[ -d "$tree/src" ] || new_tree "$source_dir" "$tree"
-	patch_tree "$tree" "$source_dir" "$kver" ${patches[@]+"${patches[@]}"}
+	[ -d "$tree/src" ] || new_tree "$source" "$tree"
+	patch_tree "$tree" "$source" "$kver" ${patches[@]+"${patches[@]}"}
 	mkdir -p "$tree/obj"
 	: >"$tree/make.log"
 	configure "$tree" "$stamp"
@@ -393,7 +360,7 @@ main()
 	# uname -v "#1 <debversion> <variant> <key>" (Debian's; elsewhere the
 	# source's date): a rebuild without changes does not relink.
 	export KBUILD_BUILD_VERSION=1 KBUILD_BUILD_VERSION_TIMESTAMP="$kver $variant $key"
-	KBUILD_BUILD_TIMESTAMP=$(date -u -R -d "@$(stat -c %Y "$source_dir/Makefile")")
+	KBUILD_BUILD_TIMESTAMP=$(date -u -R -d "@$(stat -c %Y "$source/Makefile")")
 	export KBUILD_BUILD_TIMESTAMP
 	compile "$tree" "$cache"
 	make_entry "$tree" "$entry" "$key" "$stamp"

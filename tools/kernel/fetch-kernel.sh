@@ -24,16 +24,15 @@ Download Debian's stock amd64 kernel or linux-source-X.Y with apt-get,
 unpack it into the cache (reused offline) and print its path.
 
   --dist RELEASE     $(deb_releases | paste -sd' ')
-                     default: \$DIST, else bookworm; the source's: the first
-                     release that carries the series
+                     (default: \$DIST, else bookworm; the source's: the series' first)
   --series X.Y       $(deb_series | paste -sd' ') (default: --kver's, else the kernel's)
   --kver DEBVERSION  package version (default: \$KVER, else apt's candidate)
   --help             show this help
 EOF
 }
 
-# cached ENTRY STAMP [PATH]: ENTRY (its lock held) is complete, made from
-# STAMP, with PATH (a kernel's: its checksums): ENTRY/PATH printed, the run done.
+# cached ENTRY STAMP [PATH]: ENTRY (locked) made from STAMP has PATH (else its
+# checksums): ENTRY/PATH printed, the run done.
 cached()
 {
 	entry_lock "$1"
@@ -50,11 +49,11 @@ stock_version()
 		die "apt knows no linux-image-amd64 (is this Debian? run apt-get update)"
 }
 
-# fetch_source DIST SERIES KVER: the source tree, printed (fetch-source.sh);
-# SERIES by default KVER's, DIST the first release carrying SERIES.
+# fetch_source DIST SERIES KVER: the source tree, printed; SERIES by default
+# KVER's, DIST the first release carrying SERIES.
 fetch_source()
 {
-	local dist=$1 series=$2 kver=$3 src pkg sha arch stamp entry deb
+	local dist=$1 series=$2 kver=$3 src index sha arch stamp entry deb
 
 	[ -n "$series" ] || [[ ! $kver =~ ^([0-9]+\.[0-9]+)\. ]] || series=${BASH_REMATCH[1]}
 	[ -n "$dist" ] || dist=$(series_release "$series")
@@ -70,10 +69,8 @@ fetch_source()
 	kver=$(stock_version "$kver")
 	[[ $kver =~ ^([0-9]+\.[0-9]+)\. ]] || die "unexpected kernel version '$kver'"
 	src=linux-source-${BASH_REMATCH[1]}
-	read -r pkg sha arch < <(deb_index "$kver" "$src") || true
-	[ "${pkg:-}" = "$src" ] ||
-		die "package $src version $kver is not known to apt in Debian $dist" \
-			"(see apt-cache madison $src)"
+	index=$(deb_index "$kver" "$src")
+	read -r _ sha arch <<<"$index"
 	stamp="$sha  ${src}_$kver"
 	entry=$(cache_dir)/source/$kver
 	cached "$entry" "$stamp" "$src"
@@ -92,27 +89,13 @@ fetch_source()
 	printf '%s\n' "$entry/$src"
 }
 
-# entry_sums KREL DEB...: the packages' md5sums at the entry's paths, the
-# rewritten headers' Makefile left out.
-entry_sums()
-{
-	local deb
-
-	for deb in "${@:2}"; do
-		dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./md5sums ||
-			die "${deb##*/} has no md5sums"
-	done | sed "s,^\([0-9a-f]\{32\}  \)usr/lib/modules/,\1lib/modules/," |
-		grep -v "^[0-9a-f]\{32\}  usr/src/linux-headers-$1/Makefile\$"
-}
-
 # prepare_source TMP SOURCE KREL HDR: kdir, SOURCE prepared in the entry TMP
 # with the headers' (TMP/HDR) config as release KREL; prints its path.
 prepare_source()
 {
 	local tmp=$1 name=${2##*/} krel=$3 hdr=$4 obj=usr/src/linux-prepared-$3 log uts
-	# KERNELVERSION and an empty LOCALVERSION for 5.10's setlocalversion.
 	local kmake=(make -C "$tmp/usr/src/$name" O="$tmp/$obj" KERNELRELEASE="$krel"
-		KERNELVERSION="$krel" LOCALVERSION=)
+		KERNELVERSION="$krel" LOCALVERSION=)	# the last two for 5.10's setlocalversion
 
 	log "preparing $name for $krel with $(gcc --version | head -n 1)"
 	cp -al "$2" "$tmp/usr/src/$name" 2>/dev/null || cp -a "$2" "$tmp/usr/src/$name"
@@ -144,8 +127,7 @@ check_vermagic()
 {
 	local dir=$1/.vermagic want got stock
 
-	stock=$(find "$1/$3/kernel" -name 'null_blk.ko*' -print -quit)
-	[ -n "$stock" ] || stock=$(find "$1/$3/kernel" -name '*.ko*' -print -quit)
+	stock=$(find "$1/$3/kernel" -name '*.ko*' -print -quit)
 	want=$(modinfo -F vermagic "$stock")
 	mkdir -p "$dir"
 	printf '%s\n' '#include <linux/module.h>' 'MODULE_DESCRIPTION("vermagic probe");' \
@@ -162,22 +144,19 @@ check_vermagic()
 # fetch_kernel DIST KVER: the stock kernel's entry, printed.
 fetch_kernel()
 {
-	local dist=$1 kver=$2 cache memo lines stamp krel image headers kernel_pkgs
+	local dist=$1 kver=$2 cache memo stamp krel image headers kernel_pkgs
 	local common kbuild pkgs cc_needed libc_needed libc_here why='' index pkg
-	local sha arch source_dir='' entry debs tmp deb mods f vmlinuz='' sysmap='' hdr kdir
+	local sha arch source_dir='' entry tmp deb mods vmlinuz sysmap hdr kdir
 	local srclink link target
 
 	need_cmd apt-cache apt-get dpkg-deb sha256sum flock depmod modinfo make
 	deb_release "$dist"
 	cache=$(cache_dir)
-	# What the resolution came to, kept (a warm run asks apt nothing).
+	# The resolution's result, kept: a warm run asks apt nothing.
 	if memo=$(apt_memo fetch-kernel "$dist" "$kver" "$(id -u)" \
 		"$(stat -c '%s %Y %n' "$0" "$TOOLS"/{lib,debian}.sh)") && [ -f "$memo" ]; then
-		mapfile -t lines <"$memo"
-		if [ ${#lines[@]} -gt 1 ] && [ -n "${lines[0]}" ]; then
-			cached "$cache/stock/$dist/${lines[0]}" "$(printf '%s\n' "${lines[@]:1}")"
-			exec 9>&-
-		fi
+		cached "$cache/stock/$dist/$(sed -n 1p "$memo")" "$(sed 1d "$memo")"
+		exec 9>&-
 	fi
 
 	kver=$(stock_version "$kver")
@@ -203,10 +182,9 @@ fetch_kernel()
 	fi
 	pkgs=("${kernel_pkgs[@]}" "$headers" "$common" "$kbuild")
 
-	# kdir: the headers as they are where the gcc-NN they depend on
-	# (linux-compiler-gcc-NN-x86, gcc-NN-for-host) is here and the kbuild
-	# host tools' libc6 satisfied; else linux-source of that version prepared
-	# with this gcc (why: the reason), compiler flags never edited.
+	# kdir: the headers as they are if the gcc-NN they depend on is here and
+	# the kbuild host tools' libc6 satisfied; else (why) linux-source of that
+	# version prepared with this gcc, compiler flags never edited.
 	cc_needed=$(deb_depends "$headers" "$kver" \
 		'^(linux-compiler-)?gcc-[0-9]+(-x86|-for-host)?$' |
 		sed -E 's/^linux-compiler-//; s/-(x86|for-host)$//' | sed -n 1p)
@@ -222,37 +200,31 @@ fetch_kernel()
 
 	# The stamp: each .deb's sha256, and the source's if kdir is made of it.
 	index=$(deb_index "$kver" "${pkgs[@]}")
-	stamp=
-	for pkg in "${pkgs[@]}"; do
-		read -r _ sha _ < <(grep "^$pkg " <<<"$index") ||
-			die "package $pkg version $kver is not known to apt" \
-				"(see apt-cache madison $pkg)"
-		stamp+="$sha  ${pkg}_$kver"$'\n'
-	done
+	stamp=$(awk -v v="$kver" '{ print $2 "  " $1 "_" v }' <<<"$index")
 	if [ -n "$why" ]; then
 		source_dir=$(fetch_source '' '' "$kver" | tail -n 1) ||
 			die "$why, and no linux-source of $kver to prepare instead"
-		stamp+="$(cat "${source_dir%/*}/.complete")"
+		stamp+=$'\n'"$(cat "${source_dir%/*}/.complete")"
 		stamp+=" (kdir prepared by $(gcc -dumpfullversion 2>/dev/null || echo unknown))"
 	fi
-	stamp=${stamp%$'\n'}
 	[ -z "$memo" ] || memo_keep "$memo" "$kver" "$stamp"
 
 	entry=$cache/stock/$dist/$kver
 	cached "$entry" "$stamp"
 	[ ! -e "$entry" ] || log "$entry is incomplete or stale: rebuilding it"
 	entry_remove "$entry"
-	debs=()
-	while read -r pkg sha arch; do
-		debs+=("$(deb_fetch "$pkg" "$kver" "$sha" "$arch" "$cache/debs")")
-	done <<<"$index"
 	entry_tmp "$entry"
 	tmp=$ENTRY_TMP
-	for deb in "${debs[@]}"; do
+	# Each package unpacked, its md5sums at the entry's paths but the headers'
+	# Makefile's (rewritten below).
+	while read -r pkg sha arch; do
+		deb=$(deb_fetch "$pkg" "$kver" "$sha" "$arch" "$cache/debs")
 		log "unpacking ${deb##*/}"
 		dpkg-deb -x "$deb" "$tmp"
-	done
-	entry_sums "$krel" "${debs[@]}" >"$tmp/$ENTRY_SUMS"
+		dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./md5sums ||
+			die "${deb##*/} has no md5sums"
+	done <<<"$index" | sed "s,^\([0-9a-f]\{32\}  \)usr/lib/modules/,\1lib/modules/," |
+		grep -v "^[0-9a-f]\{32\}  usr/src/$headers/Makefile\$" >"$tmp/$ENTRY_SUMS"
 
 	mods=lib/modules/$krel
 	if [ -d "$tmp/usr/$mods" ]; then	# merged /usr (7.2)
@@ -260,15 +232,12 @@ fetch_kernel()
 		cp -a "$tmp/usr/$mods/." "$tmp/$mods/"
 		rm -rf "${tmp:?}/usr/$mods"
 	fi
-	for f in "boot/vmlinuz-$krel" "$mods/vmlinuz"; do
-		[ -n "$vmlinuz" ] || [ ! -f "$tmp/$f" ] || vmlinuz=$f
-	done
-	for f in "boot/System.map-$krel" "$mods/System.map"; do
-		[ -n "$sysmap" ] || [ ! -f "$tmp/$f" ] || sysmap=$f
-	done
+	# The image and its map in boot/, or (7.2) in lib/modules/<krel>/.
+	vmlinuz=boot/vmlinuz-$krel sysmap=boot/System.map-$krel
+	[ -f "$tmp/$vmlinuz" ] || vmlinuz=$mods/vmlinuz sysmap=$mods/System.map
 	hdr=usr/src/linux-headers-$krel
-	[ -n "$vmlinuz" ] || die "no vmlinuz in ${kernel_pkgs[*]}"
-	[ -n "$sysmap" ] || die "no System.map in ${kernel_pkgs[*]}"
+	[ -f "$tmp/$vmlinuz" ] || die "no vmlinuz in ${kernel_pkgs[*]}"
+	[ -f "$tmp/$sysmap" ] || die "no System.map in ${kernel_pkgs[*]}"
 	[ -d "$tmp/$mods/kernel" ] || die "no $mods/kernel/ in ${kernel_pkgs[*]}"
 	[ -f "$tmp/$hdr/Makefile" ] || die "no $hdr/Makefile in $headers"
 	[ -f "$tmp/usr/src/$common/Makefile" ] || die "no usr/src/$common/Makefile in $common"
@@ -320,29 +289,25 @@ fetch_kernel()
 dist='' series='' kver=${KVER:-}
 while [ $# -gt 0 ]; do
 	case $1 in
-	--dist) need_arg "$1" $#; dist=$2 ;;
-	--series) need_arg "$1" $#; series=$2 ;;
-	--kver) need_arg "$1" $#; kver=$2 ;;
+	--dist | --series | --kver) need_arg "$1" $#; printf -v "${1#--}" %s "$2" ;;
 	-h|--help) usage; exit 0 ;;
 	*) usage_error "unknown option '$1'" ;;
 	esac
 	shift 2
 done
 [ -z "$kver" ] || check_debversion "$kver"
-if [ "$PROG" = fetch-kernel.sh ]; then
-	[ -z "$series" ] || usage_error "--series is fetch-source.sh's"
-	dist=${dist:-${DIST:-bookworm}}
-	check_release "$dist"
-	cache_ready
-	fetch_kernel "$dist" "$kver"
-	exit
-fi
-# fetch-source.sh: not $DIST, which names make vm's stock kernel.
 if [ -n "$series" ]; then
+	[ "$PROG" = fetch-source.sh ] || usage_error "--series is fetch-source.sh's"
 	check_series "$series"
 	[ -z "$kver" ] || [[ $kver == "$series".* ]] ||
 		usage_error "version $kver is not of series $series"
 fi
+# $DIST names make vm's stock kernel, not the source's release.
+[ "$PROG" = fetch-source.sh ] || dist=${dist:-${DIST:-bookworm}}
 [ -z "$dist" ] || check_release "$dist"
 cache_ready
-fetch_source "$dist" "$series" "$kver"
+if [ "$PROG" = fetch-source.sh ]; then
+	fetch_source "$dist" "$series" "$kver"
+else
+	fetch_kernel "$dist" "$kver"
+fi

@@ -28,24 +28,23 @@ user (or GIT_AUTHOR_NAME and _EMAIL), and prints the patches' paths.
 EOF
 }
 
-series=7.2 src='' out=$TOP/build/series
+src=7.2 source='' out=$TOP/build/series
 while [ $# -gt 0 ]; do
 	case $1 in
-	--src) need_arg "$1" $#; series=$2; shift 2 ;;
-	--source) need_arg "$1" $#; src=$2; shift 2 ;;
-	--out) need_arg "$1" $#; out=$2; shift 2 ;;
+	--src | --source | --out) need_arg "$1" $#; printf -v "${1#--}" %s "$2" ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage_error "unknown option '$1'" ;;
 	esac
+	shift 2
 done
-check_series "$series"
+check_series "$src"
 need_cmd git rsync awk
-if [ -z "$src" ]; then
-	src=$("$TOOLS/kernel/fetch-source.sh" --series "$series" | tail -n 1) ||
-		die "could not fetch linux-source-$series"
+if [ -z "$source" ]; then
+	source=$("$TOOLS/kernel/fetch-source.sh" --series "$src" | tail -n 1) ||
+		die "could not fetch linux-source-$src"
 fi
-if [ ! -f "$src/MAINTAINERS" ] || [ ! -f "$src/tools/testing/selftests/Makefile" ]; then
-	die "$src is not a kernel source tree"
+if [ ! -f "$source/MAINTAINERS" ] || [ ! -f "$source/tools/testing/selftests/Makefile" ]; then
+	die "$source is not a kernel source tree"
 fi
 
 name=${GIT_AUTHOR_NAME:-$(git -C "$TOP" config user.name)} ||
@@ -60,11 +59,11 @@ trap 'rm -rf "$work"' EXIT
 repo=$work/linux
 selftests=tools/testing/selftests
 mkdir -p "$repo/$selftests"
-cp "$src/MAINTAINERS" "$repo/"
-cp "$src/$selftests/Makefile" "$repo/$selftests/"
+cp "$source/MAINTAINERS" "$repo/"
+cp "$source/$selftests/Makefile" "$repo/$selftests/"
 git -C "$repo" init -q -b series
 git -C "$repo" add -A
-git -C "$repo" commit -q -m "linux-source-$series: MAINTAINERS and $selftests/Makefile"
+git -C "$repo" commit -q -m "linux-source-$src: MAINTAINERS and $selftests/Makefile"
 
 suite=$repo/$selftests/$TARGET
 payload_copy "$work/payload" || die "cannot copy the suite"
@@ -125,13 +124,13 @@ LC_ALL=C awk -v sect="$MAINTAINERS_SECTION" -v f="F:	$selftests/$TARGET/" '
 	}
 	{ print }
 	END { if (!done) exit 1 }
-' "$src/MAINTAINERS" >"$repo/MAINTAINERS" ||
+' "$source/MAINTAINERS" >"$repo/MAINTAINERS" ||
 	die "no \"$MAINTAINERS_SECTION\" entry in MAINTAINERS"
 LC_ALL=C awk -v t="$TARGET" '
 	!done && /^TARGETS \+= / && $3 > t { print "TARGETS += " t; done = 1 }
 	{ print }
 	END { if (!done) exit 1 }
-' "$src/$selftests/Makefile" >"$repo/$selftests/Makefile" ||
+' "$source/$selftests/Makefile" >"$repo/$selftests/Makefile" ||
 	die "no TARGETS line to put $TARGET before in $selftests/Makefile"
 git -C "$repo" add -A
 git -C "$repo" commit -q -s \

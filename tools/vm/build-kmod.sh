@@ -51,8 +51,7 @@ log "building kmod $version from Debian $release's source (static; $entry)"
 src=$ENTRY_TMP/src
 mkdir "$src"
 # apt checks the files against the release's signed Sources index.
-(cd "$src" && apt-get source -q --download-only -o APT::Sandbox::User="$(id -un)" \
-	"kmod=$version" >&2) ||
+(cd "$src" && apt_get source -q --download-only "kmod=$version" >&2) ||
 	die "apt-get source kmod=$version failed (Debian $release's sources: $APT_CONFIG)"
 dsc=("$src"/kmod_*.dsc)
 [ -f "${dsc[0]}" ] || die "apt-get source kmod=$version fetched no .dsc"
