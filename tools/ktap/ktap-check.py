@@ -22,12 +22,8 @@ def parse(kunit_parser, lines):
     one it is given."""
     output = io.StringIO()
     if hasattr(kunit_parser, 'stdout'):
-        printer = kunit_parser.stdout
-        saved, printer._output = printer._output, output  # pylint: disable=protected-access
-        try:
-            test = kunit_parser.parse_run_tests(lines)
-        finally:
-            printer._output = saved  # pylint: disable=protected-access
+        kunit_parser.stdout._output = output  # pylint: disable=protected-access
+        test = kunit_parser.parse_run_tests(lines)
     else:
         import kunit_printer  # pylint: disable=import-outside-toplevel
         test = kunit_parser.parse_run_tests(lines, kunit_printer.Printer(output=output))
@@ -51,7 +47,7 @@ def check_document(check, kunit_parser, lines, name, cases=None, expect='any'):
     # kunit_parser knows no directive but SKIP: an XFAIL is its "ok".
     kind = {'ok': 'SUCCESS', 'xfail': 'SUCCESS', 'skip': 'SKIPPED'}
     written = {}
-    for r in ktap.Document([line.rstrip('\n') for line in lines]).results:
+    for r in ktap.Document(lines).results:
         written.setdefault(r.label(), []).append(kind.get(r.verdict, 'FAILURE'))
     check(parsed == written, f"{name}: the parser's verdicts are the result lines'",
           f'written {written}, parsed {parsed}')
@@ -89,18 +85,15 @@ def main():
     sys.path.insert(0, args.kunit)
     import kunit_parser  # pylint: disable=import-outside-toplevel
     with open(args.ktap, encoding='utf-8', errors='replace') as f:
-        lines = f.read().splitlines(keepends=True)
+        lines = f.read().splitlines()
     name = args.name or args.ktap
-    cases = None
-    if args.cases:
-        with open(args.cases, encoding='utf-8') as f:
-            cases = [line.split()[0] for line in f if line.strip()]
+    cases = [x.split()[0] for x in ktap.document_lines(args.cases) if x.strip()] \
+        if args.cases else None
     checks = ktap.Checks()
     check = checks.check
     if args.nested:
         check_document(check, kunit_parser, lines, f'{name} (runner)')
-        lines = [line + '\n' for line in
-                 ktap.nested_lines([line.rstrip('\n') for line in lines], args.nested)]
+        lines = ktap.nested_lines(lines, args.nested)
         check(bool(lines), f'{name}: "# {args.nested}" and a document nested under it')
         name = f'{name} (nested)'
     check_document(check, kunit_parser, lines, name, cases, args.expect_status)
