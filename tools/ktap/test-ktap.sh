@@ -221,7 +221,7 @@ reads "--help: usage on stdout" 0 "$("$KTAP" --help | grep -A 1000 '^usage: ktap
 # Bad usage: exit 2, nothing read.
 for bad in "--bogus verdicts $doc" "bogus $doc" diag "verdicts $doc $doc" "verdicts $tmp/none" \
 	"merge $tmp/none" "kernelci-ids --foreign $tmp/none" "kernelci-ids --bogus" \
-	"totals --status x $doc" "--nested x merge $doc" "kunit $tmp $doc"; do
+	"totals --status x $doc" "--nested x merge $doc" "kunit $tmp/none $doc"; do
 	# shellcheck disable=SC2086 # the words of a command line
 	reads "bad usage, exit 2: ktap ${bad//$tmp\//}" 2 "" $bad
 done

@@ -20,7 +20,7 @@ test_options "$@"
 need_cmd python3 awk
 
 src=$("$TOOLS/kernel/fetch-source.sh" | tail -n 1) || die "could not fetch the source"
-kunit=$src/tools/testing/kunit
+kunit=$src/tools/testing/kunit/kunit_parser.py
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
