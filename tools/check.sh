@@ -292,8 +292,8 @@ stage_ktap()
 	fi
 	for doc in "$matrix"/*/results.ktap; do
 		k=$(basename "$(dirname "$doc")")
-		if "$TOOLS/ktap/ktap-check.py" --kunit "$src/tools/testing/kunit" --cases "$cases" \
-			--name "$k" "$doc" >"$work/ktap-$k.log" 2>&1; then
+		if "$TOOLS/ktap/ktap" kunit "$src/tools/testing/kunit/kunit_parser.py" \
+			--cases "$cases" --name "$k" "$doc" >"$work/ktap-$k.log" 2>&1; then
 			pass "ktap: $k's results, read by the kernel's KTAP parser"
 		else
 			fail "ktap: $k's results, read by the kernel's KTAP parser"

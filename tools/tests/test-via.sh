@@ -17,7 +17,7 @@ test_options "$@"
 need_cmd python3 awk
 
 src=$("$TOOLS/kernel/fetch-source.sh" | tail -n 1) || die "could not fetch the source"
-kunit=$src/tools/testing/kunit
+kunit=$src/tools/testing/kunit/kunit_parser.py
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
@@ -33,9 +33,9 @@ via()
 		2>"$dir/vm.log" || status=$?
 	# The cases of the runner that ran: the install's.
 	"$dir/kselftest/module_async/module_async" --list >"$dir/cases" 2>/dev/null || true
-	run_to "$dir/ktap-check.log" "$TOOLS/ktap/ktap-check.py" --kunit "$kunit" \
-		--cases "$dir/cases" --nested "$KSFT_TEST" "$dir/results.ktap"
-	details=$dir/ktap-check.log check \
+	run_to "$dir/kunit.log" "$KTAP" --nested "$KSFT_TEST" kunit "$kunit" \
+		--cases "$dir/cases" "$dir/results.ktap"
+	details=$dir/kunit.log check \
 		"$kernel: the kernel's KTAP parser reads the runner's document and the suite's" \
 		test "$rc" -eq 0
 	"$KTAP" --nested "$KSFT_TEST" document "$dir/results.ktap" >"$dir/nested.ktap" \

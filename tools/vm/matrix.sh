@@ -4,4 +4,8 @@
 # matrix.sh - run the suite in a VM on each kernel of tools/expected/verdicts,
 # then check and tabulate the runs: tools/expected/expected matrix (--help).
 
-exec "$(dirname "$0")/../expected/expected" matrix "$@"
+PROG=${0##*/}
+# shellcheck source=tools/lib.sh
+. "$(dirname "$0")/../lib.sh"
+export SOURCE_VARIANTS # which kernels vm.sh builds from source
+exec "$TOOLS/expected/expected" matrix "$@"
