@@ -137,8 +137,7 @@ check "table: a broken kernel with its base's verdicts is rejected" \
 	rejected "kernel k1+same always-sync
 $table"
 
-# results_of KERNEL: $tmp/m/KERNEL/ as a VM run giving KERNEL's verdicts in
-# the table would leave it.
+# results_of KERNEL: $tmp/m/KERNEL/ as a run giving the table's verdicts leaves it.
 results_of()
 {
 	local n=0 row verdict
@@ -157,15 +156,11 @@ results_of()
 	} >"$tmp/m/$1/results.ktap"
 }
 
-# matrix_says RC VERDICT WHAT: matrix.sh --reuse on $k's and $base's results
-# exits RC, its result WHAT is VERDICT.
+# matrix_says RC VERDICT WHAT: matrix.sh --reuse of $base and $k exits RC, WHAT VERDICT.
 matrix_says()
 {
-	local rc=0
-
-	"$TOOLS/vm/matrix.sh" --reuse --kernel "$base" --kernel "$k" --out "$tmp/m" \
-		>"$tmp/matrix" 2>&1 || rc=$?
-	cp "$tmp/matrix" "$tmp/err"
+	run_to "$tmp/matrix" "$TOOLS/vm/matrix.sh" --reuse --kernel "$base" --kernel "$k" \
+		--out "$tmp/m"
 	[ $rc -eq "$1" ] && "$KTAP" verdicts "$tmp/matrix" | cut -d ' ' -f 2- | grep -qxF -- "$3 $2"
 }
 
@@ -180,6 +175,7 @@ k=${broken%%$'\n'*}
 base=${k%%+*}
 results_of "$base"
 results_of "$k"
+details=$tmp/matrix
 differ=$(LC_ALL=C join -o 0,1.2,2.2 <("$expected" column "$base" | LC_ALL=C sort) \
 	<("$expected" column "$k" | LC_ALL=C sort) |
 	awk '$2 != $3 && $1 != "status" && $1 != "policy"' | paste -sd ';' | sed 's/;/; /g')
