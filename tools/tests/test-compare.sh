@@ -85,27 +85,24 @@ status 0/1 1 0
 alpha ok not-ok ok
 beta skip/timeout ok skip'
 printf '%s\n' "$table" >"$tmp/table"
-# resolves KERNEL [--allow-deadlock] LINE...: KERNEL's column is LINE...
+# resolves '[--allow-deadlock] column KERNEL' LINE...: that column is LINE...
 resolves()
 {
-	local k=$1 allow=
-
-	shift
-	[ "$1" != --allow-deadlock ] || { allow=$1; shift; }
-	# shellcheck disable=SC2086 # $allow is one option or none
-	diff <("$expected" --table "$tmp/table" $allow column "$k") <(printf '%s\n' "$@") \
-		>"$tmp/err"
+	# shellcheck disable=SC2086 # an option and a command, a word each
+	diff <("$expected" --table "$tmp/table" $1) <(printf '%s\n' "${@:2}") >"$tmp/err"
 }
 check "table: a kernel takes its policy's column" \
-	resolves k1 'policy always-sync' 'status 0' 'alpha ok' 'beta skip'
+	resolves 'column k1' 'policy always-sync' 'status 0' 'alpha ok' 'beta skip'
 check "table: SAFE/ALLOWED cells with --allow-deadlock" \
-	resolves k1 --allow-deadlock 'policy always-sync' 'status 1' 'alpha ok' 'beta timeout'
+	resolves '--allow-deadlock column k1' 'policy always-sync' 'status 1' \
+		'alpha ok' 'beta timeout'
 check "table: a kernel's exceptions replace its column's cells, those only" \
-	resolves k2 'policy skip-if-unused' 'status 1' 'alpha not-ok' 'beta not-ok'
+	resolves 'column k2' 'policy skip-if-unused' 'status 1' 'alpha not-ok' 'beta not-ok'
 check "table: an exception's SAFE/ALLOWED cell" \
-	resolves k2 --allow-deadlock 'policy skip-if-unused' 'status 0' 'alpha not-ok' 'beta not-ok'
+	resolves '--allow-deadlock column k2' 'policy skip-if-unused' 'status 0' \
+		'alpha not-ok' 'beta not-ok'
 check "table: facts for a policy take the no-policy column, exceptions on a tab line" \
-	resolves k3 'policy a=1,b=no' 'status 0' 'alpha not-ok' 'beta skip'
+	resolves 'column k3' 'policy a=1,b=no' 'status 0' 'alpha not-ok' 'beta skip'
 printf '%s\n' "kernel k0 skip-if-unused" "$table" >"$tmp/table4"
 check "table: the kernels in the map's order, a kernel more a line more" \
 	diff <("$expected" --table "$tmp/table4" kernels) <(printf '%s\n' k0 k1 k2 k3)
