@@ -1,11 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# test-add-case.sh - cases added as README.md's "Adding a case" says, on a
-# copy of the tree: one with new behaviour in four files, a row reusing a
-# function in three; each touches those files only, and all follows, up to
-# the new case in a VM of Debian's stock kernel as the table has it.  And a
-# table naming more test modules than the runner has room for stops it.
+# test-add-case.sh - cases added as README.md's "Adding a case" says, on a copy
+# of the tree: one in four files, a row reusing a function in three, up to the new
+# case in a VM of the stock kernel; too many test modules in a row stop the runner.
 #
 # usage: test-add-case.sh
 
@@ -36,8 +34,7 @@ edit()
 	awk "${@:2}" "$tree/$1" >"$tmp/edit" && mv "$tmp/edit" "$tree/$1"
 }
 
-# changed_only FILE...: the copy's change since its last commit is FILE...,
-# and is committed.
+# changed_only FILE...: the copy's change, committed, is FILE... alone.
 changed_only()
 {
 	local changed want
@@ -49,8 +46,7 @@ changed_only()
 	check "the case is $# files: $want" test "$changed" = "$want"
 }
 
-# module_async.c: its function's declaration and its row, after
-# chained_async_init_completes's.
+# module_async.c: its declaration and row, after chained_async_init_completes's.
 edit module_async.c -v new="$NEW" '
 	/^case_fn case_chained_async_init_completes;$/ { print "case_fn case_" new ";" }
 	{ print }
@@ -58,8 +54,8 @@ edit module_async.c -v new="$NEW" '
 		print "\t{ \"" new "\", SAFE, case_" new ","
 		print "\t  MODULES(\"ma_added\"), NULL },"
 	}'
-# runner/cases_added.c: ma_added's jobs done at its load's return.  Each
-# new file begins with the tree's SPDX line.
+# runner/cases_added.c: ma_added's jobs done at its load's return; a new file
+# begins with the tree's SPDX line.
 { head -n 1 "$tree/modules/ma_plain.c" && cat <<EOF; } >"$tree/runner/cases_added.c"
 /* cases_added.c - $NEW: ma_added's four jobs done when its load returns */
 #include <errno.h>
@@ -162,9 +158,8 @@ run_to "$tmp/driver.log" "$tree/tools/tests/test-driver.sh" "$runner"
 details=$tmp/driver.log check \
 	"the driver's tests accept the new runner (cases, table, settings' bound)" test "$rc" -eq 0
 
-# The new case in a VM of the stock kernel, as the table has it; the
-# initramfs vm.sh made holds the new module (modules/'s every ma_*.c) and
-# brd.ko (config).
+# The new case in a VM of the stock kernel; its initramfs holds the new module
+# (modules/'s every ma_*.c) and brd.ko (config).
 run_to "$tmp/vm.log" "$tree/tools/vm/vm.sh" --kernel stock --out "$tmp/vm" -- --case "$NEW"
 verdict=$("$KTAP" verdict "$NEW" "$tmp/vm/results.ktap" 2>/dev/null) || verdict=''
 details=$tmp/vm.log check "$NEW runs in a VM of the stock kernel: ok, as the table has it" \
@@ -175,8 +170,7 @@ for ko in ma_added brd; do
 		grep -q "/$ko\.ko$" "$tmp/initrd.list"
 done
 
-# A table naming more test modules than MA_TEST_MODULES_MAX stops the
-# runner, saying so, even for --list.
+# A row naming more test modules than MA_TEST_MODULES_MAX stops the runner, even --list.
 edit module_async.c '
 	{ print }
 	/MODULES\("ma_chained"\), NULL },$/ {

@@ -85,27 +85,24 @@ status 0/1 1 0
 alpha ok not-ok ok
 beta skip/timeout ok skip'
 printf '%s\n' "$table" >"$tmp/table"
-# resolves KERNEL [--allow-deadlock] LINE...: KERNEL's column is LINE...
+# resolves '[--allow-deadlock] column KERNEL' LINE...: that column is LINE...
 resolves()
 {
-	local k=$1 allow=
-
-	shift
-	[ "$1" != --allow-deadlock ] || { allow=$1; shift; }
-	# shellcheck disable=SC2086 # $allow is one option or none
-	diff <("$expected" --table "$tmp/table" $allow column "$k") <(printf '%s\n' "$@") \
-		>"$tmp/err"
+	# shellcheck disable=SC2086 # an option and a command, a word each
+	diff <("$expected" --table "$tmp/table" $1) <(printf '%s\n' "${@:2}") >"$tmp/err"
 }
 check "table: a kernel takes its policy's column" \
-	resolves k1 'policy always-sync' 'status 0' 'alpha ok' 'beta skip'
+	resolves 'column k1' 'policy always-sync' 'status 0' 'alpha ok' 'beta skip'
 check "table: SAFE/ALLOWED cells with --allow-deadlock" \
-	resolves k1 --allow-deadlock 'policy always-sync' 'status 1' 'alpha ok' 'beta timeout'
+	resolves '--allow-deadlock column k1' 'policy always-sync' 'status 1' \
+		'alpha ok' 'beta timeout'
 check "table: a kernel's exceptions replace its column's cells, those only" \
-	resolves k2 'policy skip-if-unused' 'status 1' 'alpha not-ok' 'beta not-ok'
+	resolves 'column k2' 'policy skip-if-unused' 'status 1' 'alpha not-ok' 'beta not-ok'
 check "table: an exception's SAFE/ALLOWED cell" \
-	resolves k2 --allow-deadlock 'policy skip-if-unused' 'status 0' 'alpha not-ok' 'beta not-ok'
+	resolves '--allow-deadlock column k2' 'policy skip-if-unused' 'status 0' \
+		'alpha not-ok' 'beta not-ok'
 check "table: facts for a policy take the no-policy column, exceptions on a tab line" \
-	resolves k3 'policy a=1,b=no' 'status 0' 'alpha not-ok' 'beta skip'
+	resolves 'column k3' 'policy a=1,b=no' 'status 0' 'alpha not-ok' 'beta skip'
 printf '%s\n' "kernel k0 skip-if-unused" "$table" >"$tmp/table4"
 check "table: the kernels in the map's order, a kernel more a line more" \
 	diff <("$expected" --table "$tmp/table4" kernels) <(printf '%s\n' k0 k1 k2 k3)
@@ -137,8 +134,7 @@ check "table: a broken kernel with its base's verdicts is rejected" \
 	rejected "kernel k1+same always-sync
 $table"
 
-# results_of KERNEL: $tmp/m/KERNEL/ as a VM run giving KERNEL's verdicts in
-# the table would leave it.
+# results_of KERNEL: $tmp/m/KERNEL/ as a run giving the table's verdicts leaves it.
 results_of()
 {
 	local n=0 row verdict
@@ -157,15 +153,11 @@ results_of()
 	} >"$tmp/m/$1/results.ktap"
 }
 
-# matrix_says RC VERDICT WHAT: matrix.sh --reuse on $k's and $base's results
-# exits RC, its result WHAT is VERDICT.
+# matrix_says RC VERDICT WHAT: matrix.sh --reuse of $base and $k exits RC, WHAT VERDICT.
 matrix_says()
 {
-	local rc=0
-
-	"$TOOLS/vm/matrix.sh" --reuse --kernel "$base" --kernel "$k" --out "$tmp/m" \
-		>"$tmp/matrix" 2>&1 || rc=$?
-	cp "$tmp/matrix" "$tmp/err"
+	run_to "$tmp/matrix" "$TOOLS/vm/matrix.sh" --reuse --kernel "$base" --kernel "$k" \
+		--out "$tmp/m"
 	[ $rc -eq "$1" ] && "$KTAP" verdicts "$tmp/matrix" | cut -d ' ' -f 2- | grep -qxF -- "$3 $2"
 }
 
@@ -180,6 +172,7 @@ k=${broken%%$'\n'*}
 base=${k%%+*}
 results_of "$base"
 results_of "$k"
+details=$tmp/matrix
 differ=$(LC_ALL=C join -o 0,1.2,2.2 <("$expected" column "$base" | LC_ALL=C sort) \
 	<("$expected" column "$k" | LC_ALL=C sort) |
 	awk '$2 != $3 && $1 != "status" && $1 != "policy"' | paste -sd ';' | sed 's/;/; /g')

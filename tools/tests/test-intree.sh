@@ -2,17 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # test-intree.sh - the suite as a kselftest target of a copy of Debian's
-# linux-source (tools/vm/ksft-install.sh): make -C tools/testing/selftests
-# TARGETS=module_async without and with KDIR, run_tests, clean, O=DIR, and
-# make O=DIR kselftest at the top level.  The test modules are built against
-# Debian's stock kernel, which this host does not run: every run is a
-# whole-suite SKIP, in KTAP the tree's own parser reads.  (The install, run
-# in a VM: test-via.sh.)
+# linux-source: build without and with KDIR, run_tests, clean, O=DIR, and make
+# O=DIR kselftest at the top level.  The modules are built for a kernel this host
+# does not run: every run is a whole-suite SKIP.  (Run in a VM: test-via.sh.)
 #
 # usage: test-intree.sh [--source DIR] [--kernel ENTRY] [--out DIR] [--no-toplevel]
 #   --source DIR    unpacked kernel source (default: tools/kernel/fetch-source.sh)
-#   --kernel ENTRY  the kernel the test modules are built against
-#                   (default: tools/kernel/fetch-kernel.sh)
+#   --kernel ENTRY  the kernel the modules are built for (default: fetch-kernel.sh)
 #   --out DIR       scratch directory (default: build/intree)
 #   --no-toplevel   no top-level "make O=... kselftest" (it configures a tinyconfig tree)
 
@@ -37,23 +33,19 @@ while [ $# -gt 0 ]; do
 done
 
 need_cmd make gcc rsync python3 cp
-if [ -z "$src" ]; then
-	src=$("$TOOLS/kernel/fetch-source.sh" | tail -n 1) || die "could not fetch the source"
-fi
+[ -n "$src" ] || src=$("$TOOLS/kernel/fetch-source.sh" | tail -n 1) ||
+	die "could not fetch the source"
 [ -f "$src/tools/testing/selftests/lib.mk" ] || die "$src is not a kernel source tree"
-if [ -z "$entry" ]; then
-	entry=$("$TOOLS/kernel/fetch-kernel.sh" | tail -n 1) ||
-		die "could not fetch the stock kernel"
-fi
+[ -n "$entry" ] || entry=$("$TOOLS/kernel/fetch-kernel.sh" | tail -n 1) ||
+	die "could not fetch the stock kernel"
 kdir=$(readlink -f "$entry/kdir")
 krel=$(cat "$entry/krel")
 [ -f "$kdir/Makefile" ] || die "$entry/kdir is not a kernel build tree"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-# run LOG CMD...: CMD, its output in LOG and here, indented.  Through a
-# pipe: the kselftest runner appends to /dev/stdout, which on a file would
-# overwrite.
+# run LOG CMD...: CMD, its output in LOG and here, indented; through a pipe,
+# as the kselftest runner appends to /dev/stdout (on a file, it overwrites).
 run()
 {
 	local log=$1 rc=0
@@ -70,8 +62,7 @@ tree=$("$TOOLS/vm/ksft-install.sh" --source "$src" --tree "$out/linux" | tail -n
 selftests=$tree/tools/testing/selftests
 suite=$selftests/module_async
 
-# A tree older than the suite (6.1) is given what tools/compat supplies the
-# standalone build; a newer one (7.2) nothing.
+# A tree older than the suite (6.1) is given tools/compat; a newer one nothing.
 mapfile -t compat < <(compat_make_args "$selftests")
 
 ksft_make()
@@ -79,8 +70,7 @@ ksft_make()
 	make -C "$selftests" TARGETS=module_async ${compat[@]+"${compat[@]}"} "$@"
 }
 
-# The whole-suite SKIP of this host: the prerequisite module_async.sh
-# finds missing first.
+# The whole-suite SKIP of this host: the first prerequisite module_async.sh misses.
 expected_skip()
 {
 	if [ "$(id -u)" -ne 0 ]; then
@@ -95,9 +85,8 @@ skip_reason=$(expected_skip)
 [ -n "$skip_reason" ] ||
 	die "this host runs $krel: it could load the test modules; run the suite in the VM"
 
-# skipped_in LOG [headless]: the kselftest runner's document in LOG is well
-# formed (unless headless: its result lines alone) with one result, our
-# test skipped; nested in it, exactly a whole-suite SKIP with the reason.
+# skipped_in LOG [headless]: LOG's kselftest document is well formed (headless:
+# result lines alone), our test skipped, nested in it a whole-suite SKIP alone.
 skipped_in()
 {
 	{ [ -n "${2:-}" ] || "$KTAP" check "$1" >/dev/null; } &&
@@ -126,8 +115,7 @@ logs=$out/logs
 rm -rf "$logs" "$out/out"
 mkdir -p "$logs"
 
-# KDIR defaults to the running kernel's build tree: a directory that is no
-# kernel tree gives the same result everywhere.
+# KDIR that is no kernel tree (not the host's default): one result everywhere.
 verify "in-tree build without a kernel tree: make succeeds" \
 	run "$logs/build-nokdir" ksft_make V=1 KDIR=/nonexistent
 verify "in-tree build: the runner is built" test -x "$suite/module_async"
@@ -146,8 +134,7 @@ verify "in-tree build: modules built with KBUILD_EXTMOD, not M=" \
 	grep -q 'KBUILD_EXTMOD=.*modules' "$suite/modules/Makefile"
 verify "run_tests: the kselftest runner exits 0" \
 	run "$logs/run_tests" ksft_make KDIR="$kdir" run_tests
-# 6.1's run_tests prints a whole document; 7.2's its result lines alone
-# (run_kselftest.sh prints the version line and the plan).
+# 6.1's run_tests prints a whole document; 7.2's its result lines alone.
 headless=
 grep -q 'TAP version' "$selftests/kselftest/runner.sh" || headless=headless
 verify "run_tests: $SKIPPED: SKIP '$skip_reason'${headless:+ (a result line alone)}" \
@@ -177,9 +164,8 @@ verify "O= install: the runner installed" test -x "$o/install/module_async/modul
 verify "O= install: the modules installed" modules_built_in "$o/install/module_async/modules"
 ksft_make KDIR="$kdir" clean >/dev/null 2>&1 || true
 
-# The suite leaves the test modules to lib.mk (TEST_GEN_MODS_DIR); a lib.mk
-# older than that (6.1's) is given tools/kernel/lib.mk-mods by
-# ksft-install.sh, in the copy only.
+# The suite leaves the test modules to lib.mk (TEST_GEN_MODS_DIR); an older
+# lib.mk (6.1's) is given tools/kernel/lib.mk-mods by ksft-install.sh.
 verify "the suite's Makefile defines none of lib.mk's module rules" \
 	log_lacks "$suite/Makefile" '^(gen_mods_dir|clean_mods_dir|install_mods_dir):'
 verify "the build: no clash of rules" log_lacks "$logs/build" 'warning: (overriding|ignoring)'

@@ -1,10 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# test-tools.sh - host tests of the VM tooling: fetch-kernel.sh,
-# fetch-source.sh, mkinitramfs.sh, guest-init.sh and vm-run, on the stock
-# kernel of the real cache (a throw-away cache for corrupted entries) with a
-# stand-in suite, written here, booted under TCG.  About 2 minutes warm.
+# test-tools.sh - host tests of fetch-kernel.sh, fetch-source.sh, mkinitramfs.sh,
+# guest-init.sh and vm-run: the stock kernel with a stand-in suite under TCG.
 #
 # usage: test-tools.sh [--full] [--keep]
 #   --full   also boot the bzImage (not its PVH entry): 15 s more
@@ -110,13 +108,11 @@ refetch()
 check "an entry with a mismatched stamp is made again from the cached .debs" refetch .complete
 check "... clean: no stale file, no leftover temporary directory" \
 	test ! -e "$cache/$stock/$kver/stale" -a ! -e "$cache/$stock/$kver.tmp.leftover"
-# A kept resolution never hides a damaged entry.
 truncate -s 0 "$cache/$stock/$kver/krel"
 check "... and an entry damaged since is made again, whole" refetch krel
 check "apt-get was not called to make them" test ! -e "$tmp/apt.calls"
 
-# entry_fault FAULT: entry_valid of a small entry after FAULT (shell code,
-# $e the entry) was done to it.
+# entry_fault FAULT: entry_valid of a small entry $e after FAULT (shell code).
 entry_fault()
 {
 	bash -c '. "$1/lib.sh"; e=$2
@@ -153,7 +149,6 @@ cp "$tmp/hello/ma_standin.ko" "$suite/modules/"
 echo "timeout=60" >"$suite/settings"
 # The stand-in runner: the kernel's modules the cases load, for mkinitramfs.sh.
 printf '%s\n' '#!/bin/sh' 'printf "%s\n" null_blk kyber-iosched bfq' >"$suite/module_async"
-# The scenarios' cases in run order: vm-run's --cases, the stand-in's plan.
 printf '%s\n' modprobe_null_blk modprobe_extra dmesg_util_linux modprobe_kmod \
 	request_module_kyber guest_knobs >"$suite/ok.cases"
 printf '%s\n' ok_first wedge_exit ok_middle wedge_hang >"$suite/wedge.cases"
@@ -161,11 +156,9 @@ printf '%s\n' ok_first panic hang >"$suite/die.cases"
 printf '%s\n' ok_first ok_second >"$suite/repeat.cases"
 cat >"$suite/module_async.sh" <<'EOF'
 #!/bin/sh
-# Stand-in for the suite: the cases of --scenario NAME's NAME.cases (ok;
-# of --case, numbered from 1) and of --then "CASE...", planned as --plan N
-# says; exit --rc's status.  ok_* pass, wedge_* wedge the kernel (reported
-# as the runner does), panic crashes it, hang hangs, short exits 0; the
-# rest check what the real suite needs from the VM.
+# Stand-in suite: the cases of --scenario NAME's NAME.cases (of those, --case)
+# and --then "CASE...", planned as --plan N says; exit --rc's status.  ok_* pass,
+# wedge_* wedge the kernel, panic crashes it, hang hangs, short exits 0.
 dir=$(dirname "$0")
 name=ok wanted='' more='' plan='' rc=0 identity=true prev='' cases='' n=0 wedged=''
 for a in "$@"; do
@@ -191,7 +184,7 @@ t()
 echo "TAP version 13"
 echo "1..${plan:-$(($(echo $cases | wc -w)))}"
 if $identity; then
-	# The release and the GNU build ID note's, as the runner names them.
+	# The release and the build ID, as the runner names them.
 	notes=$(od -An -tx1 -v /sys/kernel/notes | tr -d ' \n')
 	id=${notes#*040000001400000003000000474e5500}
 	echo "# kernel: $(uname -r) build-id $(echo "$id" | cut -c1-40)"
@@ -199,8 +192,7 @@ fi
 echo "# policy: standin"
 if [ "$name" = ok ]; then
 	for a in "$@"; do echo "# arg: [$a]"; done
-	# Kernel messages while guest-init copies long lines to the console (a
-	# byte at a time): each whole there; a debug message stays off it.
+	# Kernel messages while guest-init copies long lines to the console.
 	long=$(printf '%0400d' 0)
 	for i in $(seq 20); do
 		echo "# long line $i: $long"
@@ -258,8 +250,7 @@ echo "# Totals: pass:0 fail:0 xfail:0 xpass:0 skip:0 error:0"
 case $wedged in
 wedge_hang) exec sleep 600 ;;		# never exits: no end marker
 wedge_exit)
-	# The driver's cleanup report, seconds after the runner's last line
-	# (module_async.sh's under TCG): the host waits for it.
+	# The driver's cleanup report, seconds after the last line: the host waits.
 	sleep 4
 	echo "# cleanup: the async job of ma_standin is stuck"
 	sleep 600 & exit 1	# what it left holds stdout
@@ -286,7 +277,6 @@ check "... remakes it after a suite file changed" remade 'echo "# x" >>"$suite/s
 check "... and after it changed back" remade 'sed -i "/^# x$/d" "$suite/settings"'
 check "... and when the image is not the one it wrote" remade 'touch "$tmp/initrd.gz"'
 check "... and without its stamp" remade 'rm "$tmp/initrd.gz.inputs"'
-# What the guest needs and its boots below do not show.
 root=$tmp/root
 mkdir "$root"
 zcat "$tmp/initrd.gz" | (cd "$root" && cpio -id --quiet)
@@ -326,8 +316,7 @@ check "mkinitramfs.sh of a kernel without null_blk: exit 3, naming it" \
 check "mkinitramfs.sh of a suite without module_async.sh: exit 3, saying so" \
 	says 3 'has no module_async\.sh' pack "$tmp/bad.gz" "$entry" "$tmp/nosuite"
 
-# vm NAME ARG...: vm-run of the stand-in, stock kernel, TCG, into $tmp/out-NAME
-# (an option in ARG overrides these: vm-run's last wins).
+# vm NAME ARG...: vm-run of the stand-in, TCG, into $tmp/out-NAME (ARG's last wins).
 vm()
 {
 	"$TOOLS/vm/vm-run" --kernel "$entry" --initrd "$tmp/initrd.gz" --out "$tmp/out-$1" \
@@ -375,8 +364,7 @@ check "vm-run passes on the suite's rc 1 (accel auto, fresh cache)" exits 1 \
 	test -n "$(grep -lxE 'kvm|tcg' "$tmp/cache"/kvm-verdict/* 2>/dev/null)"
 check "vm-run watchdog: no end marker in 2 s exits 3" exits 3 vm timeout --timeout 2
 
-# Boot 1 wedges in wedge_exit; boot 2, restored from the state saved before
-# the first case, in wedge_hang, which never ends (the host takes what came).
+# Boot 1 wedges in wedge_exit; boot 2, restored, in wedge_hang, which never ends.
 start=$SECONDS
 check "vm-run resumes after wedges in fresh VMs: rc 1" exits 1 vm wedge --timeout 120 \
 	--cases "$suite/wedge.cases" -- --scenario wedge --allow-deadlock
@@ -426,9 +414,8 @@ for how in panic short; do
 		--cases "$suite/repeat.cases" -- --scenario repeat --plan 5 --then "ok_first.2 $how"
 done
 
-# run_then_kill NAME WHAT: vm-run into $tmp/out-NAME holding its results lock as
-# vm.sh does; at the third result (the guest then hangs) SIGKILL to the process
-# whose command line matches WHAT.  vm-run's stderr in $tmp/err, status $kill_rc.
+# run_then_kill NAME WHAT: vm-run into $tmp/out-NAME, its lock held as vm.sh does;
+# at the third result SIGKILL to WHAT's process.  Its status in $kill_rc.
 run_then_kill()
 {
 	local out=$tmp/out-$1 pid i victim=''

@@ -1,11 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# test-vm-kernels.sh - the ways `make vm` is told which kernel to boot, each
-# booting the kernel built: PATCH= (a marker, two patches whose images are of
-# one size, the never-sync fixture), KSRC= (a git tree of linux-source-6.1,
-# built keyed by its content, from ccache, left as it was), KERNEL=FILE
-# KDIR=<headers>; ccache-cc and a changed .incbin file; a bzImage that is
+# test-vm-kernels.sh - `make vm` with PATCH=, KSRC= (a git tree of
+# linux-source-6.1, left as it was) and KERNEL=FILE KDIR=<headers>, each booting
+# the kernel built; ccache-cc and a changed .incbin file; a bzImage that is
 # another kernel's, refused.  (make vm's refusals: test-inputs.sh.)
 #
 # usage: test-vm-kernels.sh
@@ -20,14 +18,10 @@ out=$TOP/build/check/vm-kernels
 rm -rf "$out"
 mkdir -p "$out"
 
-# vm NAME ARGS...: make vm ARGS, its output in $out/NAME.out and .log;
-# prints its status.
+# vm NAME ARGS...: make vm ARGS, its output in $out/NAME.log, its status in $rc.
 vm()
 {
-	local rc=0
-
-	make -s -C "$TOP" vm "${@:2}" >"$out/$1.out" 2>"$out/$1.log" || rc=$?
-	echo "$rc"
+	run_to "$out/$1.log" make -s -C "$TOP" vm "${@:2}"
 }
 
 # ccache-cc in depend mode, as build-kernel.sh runs it: an object whose
@@ -72,10 +66,9 @@ cat >"$out/marker.patch" <<'PATCH'
 PATCH
 patched=$TOP/build/vm/vanilla+patches/results.ktap
 
-# Two patches differing only in a constant of one size (the request from
-# async returns -EDEADLK, then -ENOMEM): on 6.1.192-3 their images had one
-# size, and ccache gave the second the first one's piggy.o.  Each must boot
-# its own: the suite prints what the request returned.
+# Two patches differing in a constant (the request from async returns -EDEADLK,
+# -ENOMEM): their images had one size, and ccache gave the second the first one's
+# piggy.o.  Each must boot its own: the suite prints what the request returned.
 for errno in EDEADLK=35 ENOMEM=12; do
 	name=${errno%=*}
 	warn='^\tWARN_ON_ONCE(wait && current_is_async());$'
@@ -85,8 +78,8 @@ for errno in EDEADLK=35 ENOMEM=12; do
 	diff -u --label a/kernel/kmod.c --label b/kernel/kmod.c "$src61/kernel/kmod.c" \
 		"$out/kmod.c" >"$out/$name.patch" || rc=$?
 	[ "$rc" -eq 1 ] || die "no WARN_ON_ONCE to change in $src61/kernel/kmod.c"
-	rc=$(vm "$name" PATCH="$out/$name.patch" \
-		SUITE_ARGS="--case request_module_from_async_async_probe")
+	vm "$name" PATCH="$out/$name.patch" \
+		SUITE_ARGS="--case request_module_from_async_async_probe"
 	got=$("$KTAP" diag request_module_from_async_async_probe "$patched" 2>/dev/null |
 		sed -n 's/.*async job returned \(-*[0-9]*\) .*/\1/p' | sed -n 1p) || true
 	verify "PATCH= returning -$name: the guest's request returned '$got' (exit $rc)" \
@@ -96,7 +89,7 @@ done
 # PATCH= alone, two patches: vanilla with both, the marker's line at boot.
 # A kernel that waits for no async work is never-sync: the requests from
 # async run and pass; the nested load returns, its own async job undone.
-rc=$(vm never-sync PATCH="$out/marker.patch $(echo "$TOOLS"/kernel/patches/never-sync/6.1/*.patch)")
+vm never-sync PATCH="$out/marker.patch $(echo "$TOOLS"/kernel/patches/never-sync/6.1/*.patch)"
 verify "PATCH= alone boots vanilla with the patches (exit $rc)" \
 	grep -q 'module_async: candidate patch applied' "${patched%/*}/console.log"
 got=$("$KTAP" policy "$patched" 2>/dev/null) || true
@@ -107,23 +100,19 @@ for want in async_init_completes=not-ok request_module_from_async_kyber-iosched=
 	verify "never-sync fixture: ${want%%=*} '$got', ${want#*=}" test "$got" = "${want#*=}"
 done
 
-# In a scratch cache (its ccache and source the real one's): vanilla built,
-# then its tree's bzImage replaced by the stock vmlinuz, newer than what make
-# makes it from, so that make keeps it.  The next build must refuse it (exit
-# 3, no entry), the one after make the boot wrapper again.
+# In a scratch cache (the real one's ccache): vanilla built, then its bzImage
+# replaced by the stock vmlinuz, newer than its inputs, so that make keeps it.
 scratch=$out/cache
 mkdir -p "$scratch"
 [ ! -d "$(cache_dir)/ccache" ] || ln -s "$(cache_dir)/ccache" "$scratch/ccache"
+# scratch_build: build-kernel.sh there, its status in $rc.
 scratch_build()
 {
-	local rc=0
-
+	rc=0
 	MODULE_ASYNC_CACHE=$scratch "$TOOLS/kernel/build-kernel.sh" --variant vanilla \
 		--source "$src61" >"$out/scratch.out" 2>"$out/scratch.log" || rc=$?
-	echo "$rc"
 }
-# built_ok RC ENTRY: the build exited 0, ENTRY's vmlinuz holds its kdir's
-# vmlinux, and its build-id names it.
+# built_ok RC ENTRY: RC 0, ENTRY's vmlinuz holds kdir/vmlinux, build-id names it.
 built_ok()
 {
 	local id
@@ -133,7 +122,7 @@ built_ok()
 			"$2/kdir/source/scripts/extract-vmlinux" 2>/dev/null) &&
 		[ "$(cat "$2/build-id" 2>/dev/null)" = "$id" ]
 }
-rc=$(scratch_build)
+scratch_build
 entry=$(tail -n 1 "$out/scratch.out")
 verify "a build's entry records the build ID its image holds (build-id; exit $rc)" \
 	built_ok "$rc" "$entry"
@@ -145,11 +134,11 @@ else
 	touch "$bzimage"
 	chmod -R u+w "$entry"
 	rm -rf "$entry"
-	rc=$(scratch_build)
+	scratch_build
 	what=$(grep -m1 -o 'holds the kernel of build ID [0-9a-f]*' "$out/scratch.log") || true
 	verify "an image that is another kernel is refused, exit $rc, no entry: $what" \
 		test "$rc" -eq 3 -a ! -e "$entry" -a -n "$what"
-	rc=$(scratch_build)
+	scratch_build
 	verify "the build after it makes the boot wrapper again, its image its vmlinux" \
 		built_ok "$rc" "$entry"
 fi
@@ -164,10 +153,10 @@ GIT_AUTHOR_DATE=2000-01-01T00:00:00Z GIT_COMMITTER_DATE=2000-01-01T00:00:00Z \
 	git -C "$ksrc" -c user.name=module_async -c user.email=module_async@localhost \
 	commit -q -m linux-source-6.1
 touch "$out/ksrc.before"
-rc=$(vm ksrc KSRC="$ksrc")
+vm ksrc KSRC="$ksrc"
 verify "KSRC=: built as the tree's HEAD and changes (exit $rc)" \
 	grep -qF "git $(git -C "$ksrc" rev-parse HEAD) diff" "$out/ksrc.log"
-# vanilla's source: its compiles from ccache, where this run built it.
+# vanilla's compiles are in ccache: this run built it above.
 built=$(sed -n 's/.*built in [0-9]* s, \([0-9]*\) of \([0-9]*\) compiles from ccache.*/\1 \2/p' \
 	"$out/ksrc.log")
 if [ -z "$built" ]; then
@@ -185,7 +174,7 @@ echo "$changed" "$newer" >"$tmp/err"
 check "KSRC=: the tree is as it was (git status, no file newer than the run)" \
 	test -z "$changed$newer"
 
-rc=$(vm headers KERNEL="$stock/vmlinuz" KDIR="$headers")
+vm headers KERNEL="$stock/vmlinuz" KDIR="$headers"
 verify "KERNEL=FILE KDIR=<headers>: modules from beside the headers, exit $rc" \
 	grep -qF "modules of $krel from $stock/lib/modules/$krel" "$out/headers.log"
 expect_verdicts "KERNEL=FILE KDIR=<headers>: the verdicts expected of stock" stock \
