@@ -150,25 +150,6 @@ verify()
 	fi
 }
 
-# relay FILE: each result of KTAP document FILE as a check; none fails.
-relay()
-{
-	local n what verdict failed0=$failed all0=$((passed + failed + skipped))
-
-	while read -r n what; do
-		verdict=${what##* } what=${what% *}
-		case $verdict in
-		ok | xfail) pass "$what" ;;
-		skip) skip "$what: $("$TOOLS/ktap/ktap" reason "$what" "$1")" ;;
-		*) fail "$what" ;;
-		esac
-	done < <("$TOOLS/ktap/ktap" verdicts "$1")
-	[ $((passed + failed + skipped)) -gt "$all0" ] || fail "${1##*/}: a result (it has none)"
-	if [ "$failed" -gt "$failed0" ]; then
-		"$TOOLS/ktap/ktap" totals "$1" | sed '$d; s/^/# /' || true
-	fi
-}
-
 checks_summary()
 {
 	local n=$((passed + failed + skipped))
