@@ -18,9 +18,7 @@ kvm_verdict_file()
 # (KVM, TCG if its guest stays silent).
 qemu_accel()
 {
-	if [ "$1" = kvm ] && { [ ! -r /dev/kvm ] || [ ! -w /dev/kvm ]; }; then
-		die "--accel kvm: /dev/kvm is not usable"
-	elif [ "$1" != auto ]; then
+	if [ "$1" != auto ]; then
 		echo "$1"
 	elif [ ! -r /dev/kvm ] || [ ! -w /dev/kvm ]; then
 		echo tcg
@@ -73,17 +71,6 @@ unpacked_kernel()
 	printf '%s\n' "$entry"
 }
 
-# boot_build_id KERNEL IMAGE: the build ID meant to boot (none: nothing):
-# KERNEL entry's build-id file, else that of IMAGE (boot_image's) unpacked.
-boot_build_id()
-{
-	if [ -f "${1%/}/build-id" ]; then
-		sed -n 1p "${1%/}/build-id"
-	else
-		elf_build_id "$2" || cat "$(unpacked_kernel "$2" "${1%/}")/build-id"
-	fi
-}
-
 # boot_image KERNEL auto|bzimage: the image to boot of an entry directory (its
 # vmlinuz) or a bzImage: its PVH kernel unpacked if any (auto), or itself.
 boot_image()
@@ -110,8 +97,7 @@ initrd_with_args()
 	stale_remove "$dest.args."
 	dir=$(mktemp -d "$dest.args.$$.XXXXXX")
 	mkdir "$dir/etc"
-	: >"$dir/$args"
-	[ $# -eq 0 ] || printf '%s\n' "$@" >"$dir/$args"
+	printf '%s' "${@/%/$'\n'}" >"$dir/$args"
 	cp "$base" "$dest"
 	(cd "$dir" && echo "$args" | cpio --quiet -o -H newc -R 0:0) | gzip -n >>"$dest"
 	rm -rf "$dir"
