@@ -53,10 +53,8 @@ unpacked_kernel()
 		# of fetch-source.sh's linux-source tree: Debian's headers lack it.
 		script=$2/kdir/source/scripts/extract-vmlinux
 		[ -x "$script" ] || script=$2/kdir/scripts/extract-vmlinux
-		if [ ! -x "$script" ]; then
-			script=$("$TOOLS/kernel/fetch-source.sh" 2>/dev/null | tail -n 1) || true
-			script=$script/scripts/extract-vmlinux
-		fi
+		[ -x "$script" ] || script=$("$TOOLS/kernel/fetch-source.sh" 2>/dev/null |
+			tail -n 1)/scripts/extract-vmlinux
 		[ -x "$script" ] || die "no scripts/extract-vmlinux"
 		"$script" "$1" >"$ENTRY_TMP/vmlinux" 2>/dev/null || : >"$ENTRY_TMP/vmlinux"
 		elf_build_id "$ENTRY_TMP/vmlinux" >"$ENTRY_TMP/build-id" || true
@@ -79,9 +77,7 @@ boot_image()
 
 	[ ! -d "$image" ] || image=$image/vmlinuz
 	[ -f "$image" ] || die "no kernel image at $image"
-	if [ "$2" = auto ]; then
-		pvh=$(unpacked_kernel "$image" "${1%/}")/vmlinux || pvh=''
-	fi
+	[ "$2" != auto ] || pvh=$(unpacked_kernel "$image" "${1%/}")/vmlinux || pvh=''
 	[ ! -f "$pvh" ] || image=$pvh
 	printf '%s\n' "$image"
 }
