@@ -1,10 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # The test VM's kernel image, accelerator and argument initramfs (make lava's
 # guest has no host to answer it); the VM is vm-run's.  Sourced after lib.sh.
-
 # shellcheck shell=bash
 
-# The guest kernel's command line (vm-run's QEMU and make lava's job).
 # shellcheck disable=SC2034 # for lava.sh and vm-run
 readonly QEMU_CMDLINE="console=ttyS0,115200 panic=-1"
 
@@ -20,9 +18,7 @@ kvm_verdict_file()
 # (KVM, TCG if its guest stays silent).
 qemu_accel()
 {
-	if [ "$1" = kvm ] && { [ ! -r /dev/kvm ] || [ ! -w /dev/kvm ]; }; then
-		die "--accel kvm: /dev/kvm is not usable"
-	elif [ "$1" != auto ]; then
+	if [ "$1" != auto ]; then
 		echo "$1"
 	elif [ ! -r /dev/kvm ] || [ ! -w /dev/kvm ]; then
 		echo tcg
@@ -57,14 +53,14 @@ unpacked_kernel()
 		# of fetch-source.sh's linux-source tree: Debian's headers lack it.
 		script=$2/kdir/source/scripts/extract-vmlinux
 		[ -x "$script" ] || script=$2/kdir/scripts/extract-vmlinux
-		if [ ! -x "$script" ]; then
-			script=$("$TOOLS/kernel/fetch-source.sh" 2>/dev/null | tail -n 1) || true
-			script=$script/scripts/extract-vmlinux
-		fi
+		[ -x "$script" ] || script=$("$TOOLS/kernel/fetch-source.sh" 2>/dev/null |
+			tail -n 1)/scripts/extract-vmlinux
 		[ -x "$script" ] || die "no scripts/extract-vmlinux"
 		"$script" "$1" >"$ENTRY_TMP/vmlinux" 2>/dev/null || : >"$ENTRY_TMP/vmlinux"
 		elf_build_id "$ENTRY_TMP/vmlinux" >"$ENTRY_TMP/build-id" || true
-		elf_has_pvh "$ENTRY_TMP/vmlinux" || rm "$ENTRY_TMP/vmlinux"
+		# A PVH entry point: Xen note 0x12, XEN_ELFNOTE_PHYS32_ENTRY.
+		LC_ALL=C readelf -n "$ENTRY_TMP/vmlinux" 2>/dev/null |
+			grep -Eq 'Xen .*(0x00000012|PHYS32_ENTRY)' || rm "$ENTRY_TMP/vmlinux"
 		[ ! -f "$ENTRY_TMP/vmlinux" ] ||
 			cksum <"$ENTRY_TMP/vmlinux" >"$ENTRY_TMP/vmlinux.cksum"
 		entry_commit "$entry" "$stamp"
@@ -73,45 +69,17 @@ unpacked_kernel()
 	printf '%s\n' "$entry"
 }
 
-# boot_build_id KERNEL IMAGE: the build ID meant to boot: KERNEL entry's
-# build-id file, else IMAGE's (boot_image's); nothing where there is none.
-boot_build_id()
-{
-	if [ -f "${1%/}/build-id" ]; then
-		sed -n 1p "${1%/}/build-id"
-	elif elf_has_pvh "$2"; then
-		elf_build_id "$2" || true
-	else
-		cat "$(unpacked_kernel "$2" "${1%/}")/build-id"
-	fi
-}
-
-# boot_image KERNEL auto|pvh|bzimage: the image to boot of an entry directory
-# (vmlinuz or vmlinux) or a bzImage: the PVH entry if any (auto), or bzimage.
+# boot_image KERNEL auto|bzimage: the image to boot of an entry directory (its
+# vmlinuz) or a bzImage: its PVH kernel unpacked if any (auto), or itself.
 boot_image()
 {
-	local kernel=${1%/} image=${1%/} elf=${1%/}
+	local image=${1%/} pvh=''
 
-	[ ! -d "$kernel" ] || image=$kernel/vmlinuz elf=$kernel/vmlinux
-	if [ "$2" != bzimage ] && [ -f "$elf" ] && elf_has_pvh "$elf"; then
-		image=$elf
-	elif [ "$2" != bzimage ] && [ -f "$image" ]; then
-		elf=$(unpacked_kernel "$image" "$kernel") || elf=''
-		if [ -n "$elf" ] && [ -f "$elf/vmlinux" ]; then
-			image=$elf/vmlinux
-		elif [ "$2" = pvh ]; then
-			die "$image has no PVH entry point"
-		fi
-	fi
+	[ ! -d "$image" ] || image=$image/vmlinuz
 	[ -f "$image" ] || die "no kernel image at $image"
+	[ "$2" != auto ] || pvh=$(unpacked_kernel "$image" "${1%/}")/vmlinux || pvh=''
+	[ ! -f "$pvh" ] || image=$pvh
 	printf '%s\n' "$image"
-}
-
-# elf_has_pvh FILE: an ELF kernel with a PVH entry point (Xen note 0x12,
-# XEN_ELFNOTE_PHYS32_ENTRY), which QEMU can boot directly with -kernel.
-elf_has_pvh()
-{
-	LC_ALL=C readelf -n "$1" 2>/dev/null | grep -Eq 'Xen .*(0x00000012|PHYS32_ENTRY)'
 }
 
 # initrd_with_args BASE FILE ARGS...: FILE is BASE and, appended, a gzip'd cpio
@@ -125,8 +93,7 @@ initrd_with_args()
 	stale_remove "$dest.args."
 	dir=$(mktemp -d "$dest.args.$$.XXXXXX")
 	mkdir "$dir/etc"
-	: >"$dir/$args"
-	[ $# -eq 0 ] || printf '%s\n' "$@" >"$dir/$args"
+	printf '%s' "${@/%/$'\n'}" >"$dir/$args"
 	cp "$base" "$dest"
 	(cd "$dir" && echo "$args" | cpio --quiet -o -H newc -R 0:0) | gzip -n >>"$dest"
 	rm -rf "$dir"
