@@ -77,10 +77,13 @@ reads "verdicts: a TIMEOUT with or without its time, an XFAIL; from stdin" 0 \
 		'# a: TIMEOUT the load did not return' 'not ok 2 b # TIMEOUT 10s' 'ok 3 c # XFAIL')
 reads "results: the result lines as written" 0 "$(lines 'ok 1 a' 'not ok 2 w1 # TIMEOUT')" \
 	results "$tmp/boot-1.ktap"
+reads "plan" 0 6 plan "$doc"
+reads "plan: none" 1 "" plan "$tmp/noplan.ktap"
 reads "skip-all: the reason of a whole-document SKIP" 0 "must be run as root" \
 	skip-all <(lines 'TAP version 13' '1..0 # SKIP must be run as root')
 reads "skip-all: none in a document with cases" 1 "" skip-all "$doc"
 reads "policy" 0 always-sync policy "$doc"
+reads "facts" 0 "own=yes,unrelated=no" facts <(lines '# facts: own=yes,unrelated=no' 'ok 1 a')
 reads "kernel: the runner's line, not the kernel log's" 0 "7.2.13 build-id ab12" kernel \
 	<(lines '# kernel: Linux version 7.2' '# kernel: 7.2.13 build-id ab12' 'ok 1 a')
 reads "verdict CASE" 0 timeout verdict gamma "$doc"
@@ -103,8 +106,21 @@ reads "reason CASE: from the directive when no line says it" 0 "guest died" reas
 reads "reason CASE: none for a pass" 0 "" reason alpha "$doc"
 reads "reason CASE: another case's line is not it" 0 "" reason b \
 	<(lines '# a: SKIP x' 'ok 1 b # SKIP')
+reads "wedged" 0 gamma wedged "$doc"
+lines '# b: SKIP kernel wedged by a' 'ok 1 b # SKIP' >"$tmp/skip-wedged.ktap"
+reads "wedged: a skip's reason is not a wedge" 1 "" wedged "$tmp/skip-wedged.ktap"
+reads "leftover: a skip's reason is not one" 0 "" leftover "$tmp/skip-wedged.ktap"
+reads "wedged: nothing wedged" 1 "" wedged "$tmp/boot-3.ktap"
+reads "leftover: the cases not run because of a wedge, in order" 0 "$(lines b w2 c)" \
+	leftover "$tmp/boot-1.ktap"
 reads "body: without version and plan lines" 0 "$(sed 1,2d "$tmp/boot-3.ktap")" \
 	body "$tmp/boot-3.ktap"
+reads "unknown: none in a document with each kind of line" 0 "" unknown "$doc"
+reads "unknown: the lines that are not KTAP, blank ones aside" 0 \
+	"$(lines 'make: Entering' ok '1.. 2')" unknown <(lines 'TAP version 13' 'make: Entering' \
+		'1..2' '' 'ok 1 a' 'ok' '    # sub' '1.. 2' 'not ok 2 b')
+reads "records" 0 "$(lines version 'plan 2' 'policy x' 'result 1 a ok' 'result 2 b skip')" \
+	records <(lines 'TAP version 13' '1..2' '# policy: x' 'ok 1 a' 'ok 2 b # SKIP y')
 
 good=$(lines 'TAP version 13' '1..3' 'ok 1 alpha' 'ok 2 beta # SKIP x' 'not ok 3 gamma')
 # checks WHAT RC DOCUMENT: ktap check of DOCUMENT exits RC (its output: the test below).
