@@ -4,7 +4,6 @@
 # matrix.sh - run the suite in a VM on each kernel of tools/expected/verdicts,
 # then check and tabulate the runs: tools/expected/expected matrix (--help).
 
-PROG=${0##*/}
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/../lib.sh"
 export SOURCE_VARIANTS # which kernels vm.sh builds from source
