@@ -3,17 +3,19 @@
 #
 # build-kernel.sh - a small x86_64 kernel for the suite's VM, built out of
 # tree into $CACHE/build/<debversion>-<variant>-<key>/ (<key> a hash of its
-# stamp).  The build tree, $CACHE/build/tree/<debversion>-<variant>/, is kept
-# so that a rebuild compiles only what changed: src/ a hard-linked copy of
-# the source whose patched files are replaced, never written in place; obj/
-# the O= directory.  An entry is reused only while the tree's key is its own.
+# stamp).  One build tree a source, $CACHE/build/tree/<debversion>/, serves
+# every variant and patch, so that a build compiles only what differs from
+# the last one: src/ a hard-linked copy of the source whose patched files
+# are replaced, never written in place; obj/ the O= directory.  An entry
+# holds what a module build needs of both (kdir/, src/), so that a later
+# build of the tree changes no entry.
 
 set -euo pipefail
 
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/../lib.sh"
 
-readonly RECIPE=2	# bumped when the way an entry is made changes
+readonly RECIPE=3	# bumped when the way an entry is made changes
 readonly CONFIG=$TOP/config FRAGMENT=$TOOLS/kernel/kconfig/boot.config
 
 usage()
@@ -97,7 +99,7 @@ new_tree()
 
 # patch_tree TREE SOURCE KVER PATCH...: the files PATCHes name now or named
 # last time (TREE/patched-files), patched in a scratch copy of SOURCE's,
-# replace TREE/src's where they differ; a change removes TREE/key.
+# replace TREE/src's where they differ.
 patch_tree()
 {
 	local tree=$1 source=$2 kver=$3 stage p out wanted changes
@@ -126,7 +128,6 @@ patch_tree()
 	# Files replaced (written anew, never in place), or removed.
 	changes=$(rsync -rc --files-from="$stage.files" --delete-missing-args -i \
 		"$stage/" "$tree/src/" | grep -E '^(>f|\*deleting)' || true)
-	[ -z "$changes" ] || rm -f "$tree/key"
 	printf '%s\n' "$wanted" >"$tree/patched-files"
 	rm -rf "$stage" "$stage.files"
 	log "$(grep -c . <<<"$changes") source file(s) changed since the last build" \
@@ -147,13 +148,14 @@ fail_make()
 }
 
 # configure TREE STAMP: TREE/obj/.config from tinyconfig, CONFIG, FRAGMENT,
-# made again in TREE/kconfig when STAMP but patches or a Kconfig file changes.
+# made again in TREE/kconfig when STAMP but its variant and patches, or a
+# Kconfig file patched, changes.
 configure()
 {
 	local tree=$1 kc=$1/kconfig inputs f lost
 
 	inputs=$(
-		printf '%s\n' "$2" | grep -v '^patch '
+		printf '%s\n' "$2" | grep -Ev '^(patch|variant) '
 		while IFS= read -r f; do
 			case $f in
 			*Kconfig*|*configs/*|scripts/kconfig/*)
@@ -192,16 +194,41 @@ configure()
 	if cmp -s "$kc/.config" "$tree/obj/.config"; then
 		log "configuration unchanged"
 	else
-		rm -f "$tree/key"
 		cp "$kc/.config" "$tree/obj/.config"
 	fi
 }
 
-# compile TREE CACHE: bzImage and modules in TREE/obj, through ccache-cc if
-# ccache is here, whose name holds its checksum: a new one compiles all again.
+# progress TREE TOTAL: make's output, read as it comes, into TREE/make.log;
+# its compiles counted (of about TOTAL if not empty) on stderr: in place on
+# a terminal, else a line a minute.
+progress()
+{
+	local line n=0 said=$SECONDS what
+
+	while IFS= read -r line; do
+		printf '%s\n' "$line" >>"$1/make.log"
+		[[ $line == '  CC '* || $line == '  AS '* ]] || continue
+		n=$((n + 1))
+		what="$PROG: building: $n ${2:+of about $2 }objects compiled, $((SECONDS - start)) s"
+		if [ -t 2 ]; then
+			printf '\r%s' "$what" >&2
+		elif [ $((SECONDS - said)) -ge 60 ]; then
+			printf '%s\n' "$what" >&2
+			said=$SECONDS
+		fi
+	done
+	[ ! -t 2 ] || [ "$n" -eq 0 ] || printf '\n' >&2
+	printf '%s\n' "$n" >"$1/compiled"
+}
+
+# compile TREE CACHE SERIES: bzImage and modules in TREE/obj, through
+# ccache-cc if ccache is here, whose name holds its checksum: a new one
+# compiles all again.  A build into an empty obj/ records its count of
+# compiles for SERIES, the total the next such build is told against.
 compile()
 {
-	local tree=$1 cc=() ccwrap hit all bypassed hits='' start=$SECONDS
+	local tree=$1 cc=() ccwrap hit all bypassed hits='' start=$SECONDS total=''
+	local counted=$2/build/objects-$3 fresh=0 rc=0
 
 	if command -v ccache >/dev/null; then
 		ccwrap=$tree/ccache-cc.$(sha256sum <"$TOOLS/kernel/ccache-cc" | cut -c1-12)
@@ -220,7 +247,14 @@ compile()
 		log "no ccache: every compile runs (deps.sh installs it)"
 	fi
 	log "building bzImage and modules with $(nproc) jobs (log: $tree/make.log)"
-	run_make "$tree" O="$tree/obj" -j"$(nproc)" ${cc[@]+"${cc[@]}"} bzImage modules
+	if [ -z "$(find "$tree/obj" -name '*.o' -print -quit)" ]; then
+		fresh=1
+		total=$(cat "$counted" 2>/dev/null) || true
+	fi
+	make -C "$tree/src" O="$tree/obj" -j"$(nproc)" ${cc[@]+"${cc[@]}"} bzImage modules \
+		2>&1 | progress "$tree" "$total" || rc=$?
+	[ "$rc" -eq 0 ] || fail_make "$tree" "make modules"
+	[ "$fresh" -eq 0 ] || cp "$tree/compiled" "$counted"
 	if [ ${#cc[@]} -gt 0 ]; then
 		# The stats log: one line a counter a compile, e.g. direct_cache_hit.
 		hit=$(grep -c '_cache_hit$' "$CCACHE_STATSLOG" || true)
@@ -232,8 +266,30 @@ compile()
 	log "built in $((SECONDS - start)) s$hits"
 }
 
-# make_entry TREE ENTRY KEY STAMP: the entry of TREE's build, refused unless
-# the image holds the vmlinux just linked (their build IDs).
+# kdir_copy TREE TMP ENTRY: in TMP (ENTRY once committed) what a module
+# build needs of TREE: kdir/, of obj/, copied (make writes objects in
+# place); src/, of the source, hard links where it can (files are replaced,
+# never written in place).  A later build of the tree changes neither.
+kdir_copy()
+{
+	local tree=$1 tmp=$2 inc
+
+	(cd "$tree/src" && { find . arch/x86 -maxdepth 1 -name 'Makefile*' -type f
+		find include scripts arch/x86/include \( -type f -o -type l \); } |
+		cpio -pdml --quiet "$tmp/src") || die "cannot copy the headers of $tree/src"
+	(cd "$tree/obj" && { printf '%s\n' .config Module.symvers vmlinux
+		find tools/objtool/objtool -maxdepth 0 2>/dev/null || true
+		find include scripts arch/x86/include -type f; } |
+		cpio -pdm --quiet "$tmp/kdir") || die "cannot copy the build of $tree/obj"
+	# O='s Makefile includes the source's: the entry's own.
+	inc="include $3/src/Makefile"
+	sed "s|^include .*/Makefile\$|$inc|" "$tree/obj/Makefile" >"$tmp/kdir/Makefile"
+	grep -qxF "$inc" "$tmp/kdir/Makefile" || die "$tree/obj/Makefile includes no Makefile"
+	ln -s ../src "$tmp/kdir/source"
+}
+
+# make_entry TREE ENTRY STAMP: the entry of TREE's build, refused unless the
+# image holds the vmlinux just linked (their build IDs).
 make_entry()
 {
 	local obj=$1/obj tmp krel build_id kos
@@ -246,7 +302,7 @@ make_entry()
 	[ -s "$tmp/lib/modules/$krel/modules.dep" ] || die "modules_install wrote no modules.dep"
 	if ! build_id=$(kernel_image_check "$obj/arch/x86/boot/bzImage" "$obj/vmlinux" \
 			"$1/src/scripts/extract-vmlinux"); then
-		rm -rf "$1/key" "$obj/arch/x86/boot"
+		rm -rf "$obj/arch/x86/boot"
 		die "arch/x86/boot/bzImage does not hold the vmlinux just linked" \
 			"(a stale object in the boot wrapper?): $2 not made;" \
 			"its boot wrapper removed from $obj, to be made again"
@@ -256,12 +312,14 @@ make_entry()
 	cp "$obj/.config" "$tmp/config"
 	cp "$obj/System.map" "$tmp/System.map"
 	printf '%s\n' "$krel" >"$tmp/krel"
-	ln -s "$obj" "$tmp/kdir"
+	printf '%s\n' "$1" >"$tmp/tree"
+	kdir_copy "$1" "$tmp" "$2"
+	ln -sfn ../../../kdir "$tmp/lib/modules/$krel/build"
+	ln -sfn ../../../src "$tmp/lib/modules/$krel/source"
 	# What a run loads is checked against these (entry_verify).
 	mapfile -t kos < <(cd "$tmp" && find lib/modules -name '*.ko*' -type f | LC_ALL=C sort)
 	entry_sum vmlinuz "${kos[@]}"
-	printf '%s\n' "$3" >"$1/key"
-	entry_commit "$2" "$4"
+	entry_commit "$2" "$3"
 	log "kernel $krel ready: ${2##*/}"
 }
 
@@ -339,12 +397,12 @@ main()
 
 	cache=$(cache_dir)
 	entry=$cache/build/$kver-$variant-$key
-	tree=$cache/build/tree/$kver-$variant
+	tree=$cache/build/tree/$kver
 	[ -z "$ksrc" ] || tree=$cache/build/tree/ksrc-$(printf '%s\n' "$identity" |
-		sha256sum | cut -c1-12)-$variant
-	# One builder per tree: entries of a tree share its src/ and obj/.
+		sha256sum | cut -c1-12)
+	# One builder per tree: its variants share its src/ and obj/.
 	entry_lock "$tree"
-	if entry_valid "$entry" "$stamp" && [ "$(cat "$tree/key" 2>/dev/null)" = "$key" ]; then
+	if entry_valid "$entry" "$stamp"; then
 		log "using cached $entry"
 		printf '%s\n' "$entry"
 		exit 0
@@ -362,8 +420,8 @@ main()
 	export KBUILD_BUILD_VERSION=1 KBUILD_BUILD_VERSION_TIMESTAMP="$kver $variant $key"
 	KBUILD_BUILD_TIMESTAMP=$(date -u -R -d "@$(stat -c %Y "$source/Makefile")")
 	export KBUILD_BUILD_TIMESTAMP
-	compile "$tree" "$cache"
-	make_entry "$tree" "$entry" "$key" "$stamp"
+	compile "$tree" "$cache" "$series"
+	make_entry "$tree" "$entry" "$stamp"
 	printf '%s\n' "$entry"
 }
 

@@ -78,9 +78,11 @@ fetch_source()
 	entry_remove "$entry"
 	deb=$(deb_fetch "$src" "$kver" "$sha" "$arch" "$(cache_dir)/debs")
 	entry_tmp "$entry"
-	log "unpacking $src.tar.xz"
+	# tar says how far it is each 100 MB unpacked.
+	log "unpacking $src.tar.xz (about 1.3 GB)"
 	dpkg-deb --fsys-tarfile "$deb" | tar -xO "./usr/src/$src.tar.xz" |
-		tar -x -I 'xz -T0' -C "$ENTRY_TMP"
+		tar -x -I 'xz -T0' -C "$ENTRY_TMP" --checkpoint=10000 \
+			--checkpoint-action='echo=%{r}T unpacked'
 	if [ ! -f "$ENTRY_TMP/$src/Makefile" ] || [ ! -f "$ENTRY_TMP/$src/kernel/async.c" ]; then
 		die "$src.tar.xz did not unpack to a kernel tree in $src/"
 	fi

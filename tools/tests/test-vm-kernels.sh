@@ -100,49 +100,6 @@ for want in async_init_completes=not-ok request_module_from_async_kyber-iosched=
 	verify "never-sync fixture: ${want%%=*} '$got', ${want#*=}" test "$got" = "${want#*=}"
 done
 
-# In a scratch cache (the real one's ccache): vanilla built, then its bzImage
-# replaced by the stock vmlinuz, newer than its inputs, so that make keeps it.
-scratch=$out/cache
-mkdir -p "$scratch"
-[ ! -d "$(cache_dir)/ccache" ] || ln -s "$(cache_dir)/ccache" "$scratch/ccache"
-# scratch_build: build-kernel.sh there, its status in $rc.
-scratch_build()
-{
-	rc=0
-	MODULE_ASYNC_CACHE=$scratch "$TOOLS/kernel/build-kernel.sh" --variant vanilla \
-		--source "$src61" >"$out/scratch.out" 2>"$out/scratch.log" || rc=$?
-}
-# built_ok RC ENTRY: RC 0, ENTRY's vmlinuz holds kdir/vmlinux, build-id names it.
-built_ok()
-{
-	local id
-
-	[ "$1" -eq 0 ] &&
-		id=$(kernel_image_check "$2/vmlinuz" "$2/kdir/vmlinux" \
-			"$2/kdir/source/scripts/extract-vmlinux" 2>/dev/null) &&
-		[ "$(cat "$2/build-id" 2>/dev/null)" = "$id" ]
-}
-scratch_build
-entry=$(tail -n 1 "$out/scratch.out")
-verify "a build's entry records the build ID its image holds (build-id; exit $rc)" \
-	built_ok "$rc" "$entry"
-bzimage=$(echo "$scratch"/build/tree/*-vanilla/obj/arch/x86/boot/bzImage)
-if [ "$rc" -ne 0 ] || [ ! -d "$entry" ] || [ ! -f "$bzimage" ]; then
-	fail "an image that is another kernel: not tried, the build before it failed"
-else
-	cp "$stock/vmlinuz" "$bzimage"
-	touch "$bzimage"
-	chmod -R u+w "$entry"
-	rm -rf "$entry"
-	scratch_build
-	what=$(grep -m1 -o 'holds the kernel of build ID [0-9a-f]*' "$out/scratch.log") || true
-	verify "an image that is another kernel is refused, exit $rc, no entry: $what" \
-		test "$rc" -eq 3 -a ! -e "$entry" -a -n "$what"
-	scratch_build
-	verify "the build after it makes the boot wrapper again, its image its vmlinux" \
-		built_ok "$rc" "$entry"
-fi
-
 # KSRC=: a git work tree of one commit for one content (the same HEAD, the
 # same build, reused by the next run); -f: Debian's .gitignore is "/*".
 ksrc=$out/linux
@@ -173,6 +130,47 @@ newer=$(find "$ksrc" -path "$ksrc/.git" -prune -o -newer "$out/ksrc.before" -pri
 echo "$changed" "$newer" >"$tmp/err"
 check "KSRC=: the tree is as it was (git status, no file newer than the run)" \
 	test -z "$changed$newer"
+
+# The KSRC= tree's build again, its entry removed and its bzImage replaced
+# by the stock vmlinuz, newer than its inputs, so that make keeps it.
+# ksrc_build: build-kernel.sh of the KSRC= tree, its status in $rc.
+ksrc_build()
+{
+	rc=0
+	"$TOOLS/kernel/build-kernel.sh" --variant vanilla --ksrc "$ksrc" \
+		>"$out/rebuild.out" 2>"$out/rebuild.log" || rc=$?
+}
+# built_ok RC ENTRY: RC 0, ENTRY's vmlinuz holds kdir/vmlinux, build-id names it.
+built_ok()
+{
+	local id
+
+	[ "$1" -eq 0 ] &&
+		id=$(kernel_image_check "$2/vmlinuz" "$2/kdir/vmlinux" \
+			"$2/kdir/source/scripts/extract-vmlinux" 2>/dev/null) &&
+		[ "$(cat "$2/build-id" 2>/dev/null)" = "$id" ]
+}
+ksrc_build
+entry=$(tail -n 1 "$out/rebuild.out")
+verify "a build's entry records the build ID its image holds (build-id; exit $rc)" \
+	built_ok "$rc" "$entry"
+bzimage=$(cat "$entry/tree" 2>/dev/null)/obj/arch/x86/boot/bzImage
+if [ "$rc" -ne 0 ] || [ ! -d "$entry" ] || [ ! -f "$bzimage" ]; then
+	fail "an image that is another kernel: not tried, the build before it failed" \
+		"or its entry names no build tree with a bzImage"
+else
+	cp "$stock/vmlinuz" "$bzimage"
+	touch "$bzimage"
+	chmod -R u+w "$entry"
+	rm -rf "$entry"
+	ksrc_build
+	what=$(grep -m1 -o 'holds the kernel of build ID [0-9a-f]*' "$out/rebuild.log") || true
+	verify "an image that is another kernel is refused, exit $rc, no entry: $what" \
+		test "$rc" -eq 3 -a ! -e "$entry" -a -n "$what"
+	ksrc_build
+	verify "the build after it makes the boot wrapper again, its image its vmlinux" \
+		built_ok "$rc" "$entry"
+fi
 
 vm headers KERNEL="$stock/vmlinuz" KDIR="$headers"
 verify "KERNEL=FILE KDIR=<headers>: modules from beside the headers, exit $rc" \
