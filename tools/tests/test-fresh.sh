@@ -5,7 +5,8 @@
 # (debootstrap minbase, cached as a checksummed tarball, this machine's apt
 # sources) under chroot: as another user `make vm` names the apt-get command
 # to run; as root the prerequisites, a clone of HEAD and `make vm` with an
-# empty cache give the stock kernel's expected verdicts.
+# empty cache give the stock kernel's expected verdicts; then .ci/run, with
+# only the packages it installs, passes make check's host stages there.
 #
 # usage: test-fresh.sh
 
@@ -16,6 +17,8 @@ set -euo pipefail
 test_options "$@"
 
 readonly MAKE_VM_BOUND=1800	# every package installed, the kernel fetched
+readonly CI_BOUND=1200		# .ci/run's packages, the host stages
+readonly CI_STAGES="shell lib compare driver"
 readonly SUITE=bookworm VARIANT=minbase ARCH=amd64
 
 [ "$(id -u)" -eq 0 ] || die "needs root (debootstrap, chroot, mount)"
@@ -130,4 +133,10 @@ rm -f "$log/results.ktap"
 cp "$root/root/module_async/build/vm/stock/results.ktap" "$log/" || true
 expect_verdicts "make vm in a fresh root: the verdicts expected of stock" stock \
 	"$log/results.ktap" "$rc" "$log/compare.log"
+
+run_to "$log/ci.log" in_root "cd /root/module_async &&
+	timeout $CI_BOUND bash .ci/run STAGES='$CI_STAGES'"
+details=$log/ci.log check \
+	".ci/run STAGES='$CI_STAGES' with only the packages it installs: exit $rc" \
+	test "$rc" -eq 0
 checks_summary
