@@ -56,14 +56,15 @@ while [ $# -gt 0 ]; do
 done
 stages=${stages:-$all_stages}
 
-# run_stage NAME: run stage NAME into its log, say its totals, time and exit
-# status, and its failures (the log may be gone before anyone reads it).
+# run_stage NAME I N: run stage NAME (the Ith of N) into its log, say its
+# totals, time and exit status, and its failures (the log may be gone before
+# anyone reads it).
 total=(0 0 0)
 run_stage()
 {
 	local log=$logdir/$1.log start rc=0 counts n
 
-	echo "== $1" >&2
+	echo "== $1 (stage $2 of $3)" >&2
 	start=$SECONDS
 	(stage "$1") >"$log" 2>&1 || rc=$?
 	counts=$("$TOOLS/ktap/ktap" totals --status "$rc" "$log") || [ $? -eq 1 ] ||
@@ -316,8 +317,10 @@ stage_ktap()
 mkdir -p "$logdir" "$work"
 # make check fails with 1 whatever failed, missing packages too.
 "$TOOLS/deps.sh" || exit 1
+i=0
 for s in $stages; do
-	run_stage "$s"
+	i=$((i + 1))
+	run_stage "$s" "$i" "$(wc -w <<<"$stages")"
 done
 echo "== all stages took ${SECONDS}s"
 echo "${total[0]} passed, ${total[1]} failed, ${total[2]} skipped"
