@@ -251,8 +251,9 @@ compile()
 		fresh=1
 		total=$(cat "$counted" 2>/dev/null) || true
 	fi
-	make -C "$tree/src" O="$tree/obj" -j"$(nproc)" ${cc[@]+"${cc[@]}"} bzImage modules \
-		2>&1 | progress "$tree" "$total" || rc=$?
+	# Not the flags of a make that runs us (make -s vm): kbuild's lines are counted.
+	env -u MAKEFLAGS -u MFLAGS make -C "$tree/src" O="$tree/obj" -j"$(nproc)" \
+		${cc[@]+"${cc[@]}"} bzImage modules 2>&1 | progress "$tree" "$total" || rc=$?
 	[ "$rc" -eq 0 ] || fail_make "$tree" "make modules"
 	[ "$fresh" -eq 0 ] || cp "$tree/compiled" "$counted"
 	if [ ${#cc[@]} -gt 0 ]; then
