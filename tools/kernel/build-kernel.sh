@@ -15,7 +15,7 @@ set -euo pipefail
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/../lib.sh"
 
-readonly RECIPE=3	# bumped when the way an entry is made changes
+readonly RECIPE=4	# bumped when the way an entry is made changes
 readonly CONFIG=$TOP/config FRAGMENT=$TOOLS/kernel/kconfig/boot.config
 
 usage()
@@ -282,10 +282,17 @@ kdir_copy()
 		find tools/objtool/objtool -maxdepth 0 2>/dev/null || true
 		find include scripts arch/x86/include -type f; } |
 		cpio -pdm --quiet "$tmp/kdir") || die "cannot copy the build of $tree/obj"
-	# O='s Makefile includes the source's: the entry's own.
+	# O='s Makefile includes the source's: the entry's own. Since 6.13 it
+	# also exports KBUILD_OUTPUT, the tree's obj/: the entry's kdir/ (left
+	# naming the tree, an external module is built against whatever the
+	# tree holds by then, and its objects land in kdir/).
 	inc="include $3/src/Makefile"
-	sed "s|^include .*/Makefile\$|$inc|" "$tree/obj/Makefile" >"$tmp/kdir/Makefile"
+	sed -e "s|^include .*/Makefile\$|$inc|" \
+		-e "s|^export KBUILD_OUTPUT = .*|export KBUILD_OUTPUT = $3/kdir|" \
+		"$tree/obj/Makefile" >"$tmp/kdir/Makefile"
 	grep -qxF "$inc" "$tmp/kdir/Makefile" || die "$tree/obj/Makefile includes no Makefile"
+	! grep -v "^#" "$tmp/kdir/Makefile" | grep -F "$tree" ||
+		die "$tmp/kdir/Makefile still names $tree"
 	ln -s ../src "$tmp/kdir/source"
 }
 
