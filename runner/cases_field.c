@@ -158,7 +158,7 @@ void case_same_task_loads_after_failed_init(struct case_ctx *ctx)
 		return;
 	}
 	hold = own_job_held(s, &t.load, "ma_async_init");
-	diag("after ma_fail's failed load, the same task's load of ma_async_init is %s while its job is held",
+	diag("ma_fail's load failed; the task's load of ma_async_init: %s while its job is",
 	     hold_name(hold));
 	if (!open_and_back(ctx, &t.load, "ma_async_init"))
 		return;
