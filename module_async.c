@@ -19,7 +19,9 @@
  * returns, never "eventually":
  *  (a) every async call the init made is done when the load returns: made
  *      by the init itself (async_init_completes, also beside an older held
- *      job), by a worker or probe it started (async_worker_init_completes),
+ *      job; slow_own_work_waited: work that takes seconds;
+ *      same_task_loads_after_failed_init: a task's load after its failed
+ *      one), by a worker or probe it started (async_worker_init_completes),
  *      or chained from those calls (chained_async_init_completes,
  *      scsi_debug_disks_ready_on_return: a SCSI scan's disks); a nested
  *      load's own (nested_async_load, init_async_job_loads_module);
@@ -32,10 +34,13 @@
  *  (c) the kernel warns on a synchronous request from async
  *      (warn_on_sync_request_from_async);
  *  (d) async_probe skips the wait (async_probe_skips_unrelated_async,
- *      request_module_from_async_async_probe);
+ *      request_module_from_async_async_probe), for the module's own work
+ *      too (async_probe_own_work_not_waited);
  *  (e) a load does not wait for async work unrelated to it, the 3.8 goal
  *      (plain_load_skips_unrelated_async: a skip where every load waits
- *      for all async work; unrelated_async_during_init;
+ *      for all async work; concurrent_loads_wait_for_their_own: another
+ *      load's, its init at the same time, a skip likewise;
+ *      unrelated_async_during_init;
  *      freeze_during_held_load: tasks can be frozen meanwhile, an XFAIL
  *      where every load waits for all async work).
  *
@@ -154,6 +159,10 @@ case_fn case_chained_async_init_completes;
 case_fn case_scsi_debug_disks_ready_on_return;
 case_fn case_request_module_being_loaded_from_async;
 case_fn case_freeze_during_held_load;
+case_fn case_async_probe_own_work_not_waited;
+case_fn case_slow_own_work_waited;
+case_fn case_concurrent_loads_wait_for_their_own;
+case_fn case_same_task_loads_after_failed_init;
 
 /*
  * The cases, in the order they run. Their names are an interface (CI
@@ -209,6 +218,16 @@ static const struct ma_case cases[] = {
 	  MODULES("ma_hold", "ma_request"), NULL },
 	{ "freeze_during_held_load", SAFE, case_freeze_during_held_load,
 	  MODULES("ma_gate", "ma_plain"), NULL },
+	{ "async_probe_own_work_not_waited", SAFE,
+	  case_async_probe_own_work_not_waited, MODULES("ma_async_init"), NULL },
+	{ "slow_own_work_waited", SAFE, case_slow_own_work_waited,
+	  MODULES("ma_slow"), NULL },
+	{ "concurrent_loads_wait_for_their_own", SAFE,
+	  case_concurrent_loads_wait_for_their_own,
+	  MODULES("ma_overlap", "ma_overlap_twin"), NULL },
+	{ "same_task_loads_after_failed_init", SAFE,
+	  case_same_task_loads_after_failed_init,
+	  MODULES("ma_fail", "ma_async_init"), NULL },
 };
 
 /*

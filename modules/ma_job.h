@@ -2,13 +2,13 @@
 /*
  * The async job of a module_async test module, and its knobs.
  *
- * Every test module but ma_plain runs at most one async job per load (ma_gate
- * as many as "jobs" says, all alike, one gate for all; ma_chained a chain of
- * two, the first held on a gate of its own), and the runner
- * (tools/testing/selftests/module_async/module_async.c) drives and observes
- * it through module parameters under /sys/module/<module>/parameters/. A
- * knob has one name, type, mode and meaning in every module, and is declared
- * with its MA_KNOB_*() below:
+ * Every test module but ma_plain and ma_fail runs at most one async job per
+ * load (ma_gate as many as "jobs" says, all alike, one gate for all;
+ * ma_chained a chain of two, the first held on a gate of its own), and the
+ * runner (tools/testing/selftests/module_async/module_async.c) drives and
+ * observes it through module parameters under
+ * /sys/module/<module>/parameters/. A knob has one name, type, mode and
+ * meaning in every module, and is declared with its MA_KNOB_*() below:
  *
  *   gate_ms    (uint, 0444, set at load) bound in ms of every wait in the
  *              module: the job's on the gate, init's, exit's (default 30000)
@@ -18,11 +18,12 @@
  *              again once it is done, with the gate closed and the knobs
  *              below as at load
  *   open       (write 1, 0644) open the gate: a job held on it proceeds
- *   open_first (write 1, 0644) open only the gate of a chain's first job,
- *              which then queues the next job, held on the gate ("open"
- *              opens both)
+ *   open_first (write 1, 0644) open only the first gate: a chain's first
+ *              job's, which then queues the next job, held on the gate
+ *              (ma_chained), or the init's (ma_overlap); "open" opens both
  *   started    (int, 0444) 1 once the job runs (and, if gated, waits on it)
- *   held       (int, 0444) how many jobs wait on the gate now
+ *   held       (int, 0444) how many jobs wait on a gate now (ma_overlap's
+ *              init too)
  *   chained    (int, 0444) 1 once a job that another job queued runs
  *   done       (int, 0444) 1 once the job (every job, the chained ones
  *              too) has finished
