@@ -21,8 +21,10 @@
  *      by the init itself (async_init_completes, also beside an older held
  *      job), by a worker or probe it started (async_worker_init_completes),
  *      or chained from those calls (chained_async_init_completes,
- *      scsi_debug_disks_ready_on_return: a SCSI scan's disks); a nested
- *      load's own (nested_async_load, init_async_job_loads_module);
+ *      scsi_debug_disks_ready_on_return: a SCSI scan's disks;
+ *      worker_chain_completes: from the worker's; a work item an async
+ *      job of the init flushes, workqueue_handoff_from_job_completes); a
+ *      nested load's own (nested_async_load, init_async_job_loads_module);
  *  (b) a load never waits for the async job that requested it
  *      (request_module_from_async_*, elevator_switch_from_async,
  *      request_module_twice_from_async, nested_async_load,
@@ -37,7 +39,9 @@
  *      (plain_load_skips_unrelated_async: a skip where every load waits
  *      for all async work; unrelated_async_during_init;
  *      freeze_during_held_load: tasks can be frozen meanwhile, an XFAIL
- *      where every load waits for all async work).
+ *      where every load waits for all async work), nor for another load's
+ *      (load_storm: eight loads at once, each returning once its own work
+ *      is done; a skip where a load that uses async waits for all).
  *
  * Each case below checks one of these behaviours with the test modules in
  * modules/ and reports one KTAP line. An async job that must wait does so on
@@ -154,6 +158,9 @@ case_fn case_chained_async_init_completes;
 case_fn case_scsi_debug_disks_ready_on_return;
 case_fn case_request_module_being_loaded_from_async;
 case_fn case_freeze_during_held_load;
+case_fn case_worker_chain_completes;
+case_fn case_workqueue_handoff_from_job_completes;
+case_fn case_load_storm;
 
 /*
  * The cases, in the order they run. Their names are an interface (CI
@@ -209,6 +216,15 @@ static const struct ma_case cases[] = {
 	  MODULES("ma_hold", "ma_request"), NULL },
 	{ "freeze_during_held_load", SAFE, case_freeze_during_held_load,
 	  MODULES("ma_gate", "ma_plain"), NULL },
+	{ "worker_chain_completes", SAFE, case_worker_chain_completes,
+	  MODULES("ma_worker_chain"), NULL },
+	{ "workqueue_handoff_from_job_completes", SAFE,
+	  case_workqueue_handoff_from_job_completes,
+	  MODULES("ma_wq_handoff"), NULL },
+	{ "load_storm", SAFE, case_load_storm,
+	  MODULES("ma_gate", "ma_storm_0", "ma_storm_1", "ma_storm_2",
+		  "ma_storm_3", "ma_storm_4", "ma_storm_5", "ma_storm_6",
+		  "ma_storm_7"), NULL },
 };
 
 /*
