@@ -23,8 +23,10 @@
  *      same_task_loads_after_failed_init: a task's load after its failed
  *      one), by a worker or probe it started (async_worker_init_completes),
  *      or chained from those calls (chained_async_init_completes,
- *      scsi_debug_disks_ready_on_return: a SCSI scan's disks); a nested
- *      load's own (nested_async_load, init_async_job_loads_module);
+ *      scsi_debug_disks_ready_on_return: a SCSI scan's disks;
+ *      worker_chain_completes: from the worker's; a work item an async
+ *      job of the init flushes, workqueue_handoff_from_job_completes); a
+ *      nested load's own (nested_async_load, init_async_job_loads_module);
  *  (b) a load never waits for the async job that requested it
  *      (request_module_from_async_*, elevator_switch_from_async,
  *      request_module_twice_from_async, nested_async_load,
@@ -42,7 +44,9 @@
  *      load's, its init at the same time, a skip likewise;
  *      unrelated_async_during_init;
  *      freeze_during_held_load: tasks can be frozen meanwhile, an XFAIL
- *      where every load waits for all async work).
+ *      where every load waits for all async work), nor for another load's
+ *      (load_storm: eight loads at once, each returning once its own work
+ *      is done; a skip where a load that uses async waits for all).
  *
  * Each case below checks one of these behaviours with the test modules in
  * modules/ and reports one KTAP line. An async job that must wait does so on
@@ -163,6 +167,9 @@ case_fn case_async_probe_own_work_not_waited;
 case_fn case_slow_own_work_waited;
 case_fn case_concurrent_loads_wait_for_their_own;
 case_fn case_same_task_loads_after_failed_init;
+case_fn case_worker_chain_completes;
+case_fn case_workqueue_handoff_from_job_completes;
+case_fn case_load_storm;
 
 /*
  * The cases, in the order they run. Their names are an interface (CI
@@ -228,6 +235,15 @@ static const struct ma_case cases[] = {
 	{ "same_task_loads_after_failed_init", SAFE,
 	  case_same_task_loads_after_failed_init,
 	  MODULES("ma_fail", "ma_async_init"), NULL },
+	{ "worker_chain_completes", SAFE, case_worker_chain_completes,
+	  MODULES("ma_worker_chain"), NULL },
+	{ "workqueue_handoff_from_job_completes", SAFE,
+	  case_workqueue_handoff_from_job_completes,
+	  MODULES("ma_wq_handoff"), NULL },
+	{ "load_storm", SAFE, case_load_storm,
+	  MODULES("ma_gate", "ma_storm_0", "ma_storm_1", "ma_storm_2",
+		  "ma_storm_3", "ma_storm_4", "ma_storm_5", "ma_storm_6",
+		  "ma_storm_7"), NULL },
 };
 
 /*

@@ -67,6 +67,7 @@
 #include <linux/moduleparam.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
+#include <linux/workqueue.h>
 
 /* The gate's default safety timeout; the runner passes its own at load. */
 #define MA_GATE_MS_DEFAULT	30000
@@ -126,6 +127,34 @@ static inline void ma_job_queue_next(void *data)
 	atomic_inc(&ma_job.left);
 	__module_get(THIS_MODULE);
 	async_schedule(ma_job_fn, data);
+}
+
+static DECLARE_COMPLETION(ma_worker_queued);
+
+/* A worker's queueing of the job: see ma_job_queue_by_worker(). */
+static void ma_worker_fn(struct work_struct *work)
+{
+	ma_job_queue();
+	complete(&ma_worker_queued);
+}
+
+static __maybe_unused DECLARE_WORK(ma_worker, ma_worker_fn);
+
+/*
+ * Have a worker of @wq queue the job, so that the loading task does not,
+ * and wait, bounded by gate_ms, until it has: 0, or -ETIMEDOUT if the
+ * worker never ran (taken back).
+ */
+static inline int ma_job_queue_by_worker(struct workqueue_struct *wq)
+{
+	queue_work(wq, &ma_worker);
+	if (!wait_for_completion_timeout(&ma_worker_queued,
+					 msecs_to_jiffies(ma_job.gate_ms)) &&
+	    cancel_work_sync(&ma_worker))
+		return -ETIMEDOUT;
+	/* The worker is past its last statement; let it return. */
+	flush_work(&ma_worker);
+	return 0;
 }
 
 /* First statement of every job. */

@@ -27,8 +27,6 @@ MA_KNOB_STARTED();
 MA_KNOB_DONE();
 MA_KNOB_TIMED_OUT();
 
-static DECLARE_COMPLETION(queued);
-
 static void ma_job_fn(void *data, async_cookie_t cookie)
 {
 	ma_job_begin();
@@ -36,28 +34,10 @@ static void ma_job_fn(void *data, async_cookie_t cookie)
 	ma_job_end(0);
 }
 
-/* Runs in a kworker: the async job is queued by this task, not modprobe. */
-static void ma_worker_queue(struct work_struct *work)
-{
-	ma_job_queue();
-	complete(&queued);
-}
-
-static DECLARE_WORK(ma_worker, ma_worker_queue);
-
+/* A kworker queues the async job: that task, not modprobe, calls it. */
 static int __init ma_worker_async_init(void)
 {
-	queue_work(system_dfl_wq, &ma_worker);
-	if (!wait_for_completion_timeout(&queued,
-					 msecs_to_jiffies(ma_job.gate_ms))) {
-		/* The worker never ran: take the work back before failing. */
-		cancel_work_sync(&ma_worker);
-		if (!ma_job.queued)
-			return -ETIMEDOUT;
-	}
-	/* The worker is past its last statement; let it return. */
-	flush_work(&ma_worker);
-	return 0;
+	return ma_job_queue_by_worker(system_dfl_wq);
 }
 module_init(ma_worker_async_init);
 module_exit(ma_job_exit);

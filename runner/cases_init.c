@@ -335,16 +335,16 @@ void case_unrelated_async_during_init(struct case_ctx *ctx)
 }
 
 /*
- * Wait, bounded, until ma_chained's second job runs (B, queued by the first
- * once "open_first" let it go) and the load, woken by the first job's end,
- * is seen held again in the sync; or until the load returns. LOAD_HELD,
- * LOAD_RETURNED, or LOAD_RUNNING at the bound. Where the kernel shows no
- * sleeps or stacks, a load still running HELD_AGAIN_MS after B began is
- * held (a wake-up's time, under TCG too).
+ * Wait, bounded, until the chained job runs (its module's "chained": B,
+ * queued once "open_first" let the first job go) and the load, woken by
+ * the first job's end, is seen held again in the sync; or until the load
+ * returns. LOAD_HELD, LOAD_RETURNED, or LOAD_RUNNING at the bound. Where
+ * the kernel shows no sleeps or stacks, a load still running HELD_AGAIN_MS
+ * after B began is held (a wake-up's time, under TCG too).
  */
 #define HELD_AGAIN_MS		50
 
-static enum load_hold chain_held_again(struct suite *s,
+static enum load_hold chain_held_again(struct suite *s, const char *module,
 				       struct module_load *load, long before)
 {
 	long long deadline = now_us() + s->timeout_ms * 1000LL;
@@ -355,8 +355,7 @@ static enum load_hold chain_held_again(struct suite *s,
 	for (;;) {
 		if (module_load_wait(load, KNOB_POLL_STEP_MS) != CHILD_RUNNING)
 			return LOAD_RETURNED;
-		if (knob_read_long("ma_chained", "chained", &chained) ||
-		    !chained) {
+		if (knob_read_long(module, "chained", &chained) || !chained) {
 			if (now_us() >= deadline)
 				return LOAD_RUNNING;
 			continue;
@@ -372,25 +371,31 @@ static enum load_hold chain_held_again(struct suite *s,
 	}
 }
 
-/* Wait, bounded, for ma_chained's load, its gates open: false if wedged. */
-static bool chain_load_back(struct case_ctx *ctx, struct module_load *load)
+/* Wait, bounded, for @module's load, its gates open: false if wedged. */
+static bool chain_load_back(struct case_ctx *ctx, const char *module,
+			    struct module_load *load)
 {
+	char what[MA_MODULE_NAME_LEN + 16];
+
 	if (module_load_wait(load, ctx->suite->timeout_ms) != CHILD_RUNNING)
 		return true;
-	child_describe(&load->child, "load of ma_chained");
+	snprintf(what, sizeof(what), "load of %s", module);
+	child_describe(&load->child, what);
 	verdict(ctx, KTAP_WEDGED,
-		"the load of ma_chained did not return within %d ms of its gates opening",
-		ctx->suite->timeout_ms);
+		"the load of %s did not return within %d ms of its gates opening",
+		module, ctx->suite->timeout_ms);
 	return false;
 }
 
 /*
- * ma_chained's init queues job A, held; A, let go, queues job B, held.
+ * @module's init leads to job A, held on its first gate; A, let go, leads
+ * to job B, held on the gate (@how says how: queued by A itself, ...).
  * The load must be held while A is, still held while B is, and B done the
- * moment it returns: the work an async call of the init chains is the
+ * moment it returns: the work an async call of the init leads to is the
  * init's too (a SCSI scan's disk probes). Safe on every kernel.
  */
-void case_chained_async_init_completes(struct case_ctx *ctx)
+static void chain_completes(struct case_ctx *ctx, const char *module,
+			    const char *how)
 {
 	struct module_load load = { .knob_after = "done" };
 	struct suite *s = ctx->suite;
@@ -408,19 +413,19 @@ void case_chained_async_init_completes(struct case_ctx *ctx)
 	snprintf(params, sizeof(params), "gate_ms=%d", gate_ms(s));
 	load.path = path;
 	load.params = params;
-	ret = module_path(s, "ma_chained", path, sizeof(path));
+	ret = module_path(s, module, path, sizeof(path));
 	if (!ret)
 		ret = module_load_start(&load);
 	if (ret) {
-		verdict(ctx, KTAP_FAIL, "cannot start loading ma_chained: %s",
+		verdict(ctx, KTAP_FAIL, "cannot start loading %s: %s", module,
 			strerror(-ret));
 		return;
 	}
-	ret = knob_wait_long("ma_chained", "started", 1, s->timeout_ms, NULL);
+	ret = knob_wait_long(module, "started", 1, s->timeout_ms, NULL);
 	hold = ret ? LOAD_RUNNING : load_wait_held(s, &load, s->timeout_ms);
 	if (hold != LOAD_HELD) {
-		gate_open("ma_chained");
-		if (!chain_load_back(ctx, &load))
+		gate_open(module);
+		if (!chain_load_back(ctx, module, &load))
 			return;
 		verdict(ctx, KTAP_FAIL,
 			"the load %s while the init's job was held (done=%ld at return)",
@@ -429,30 +434,57 @@ void case_chained_async_init_completes(struct case_ctx *ctx)
 			load.child.report.has_value ? load.child.report.value : -1L);
 		return;
 	}
-	diag("the load is held while the init's job A is");
+	diag("the load is held while job A is (%s)", how);
 
-	/* A, let go, queues B and ends: its end wakes the load. */
+	/* A, let go, leads to B and ends: its end wakes the load. */
 	if (s->view != TASK_VIEW_NONE && task_sleeps(load.child.pid, &before))
 		before = -1;
-	knob_write("ma_chained", "open_first", "1");
-	hold = chain_held_again(s, &load, before);
-	knob_read_long("ma_chained", "done", &done);
+	knob_write(module, "open_first", "1");
+	hold = chain_held_again(s, module, &load, before);
+	knob_read_long(module, "done", &done);
 	diag("A let go: B %s, the load %s", done == 1 ? "done" : "not done",
 	     hold == LOAD_HELD ? "held again" : hold == LOAD_RETURNED ?
 	     "returned" : "neither returned nor was seen held again");
-	gate_open("ma_chained");
-	if (!chain_load_back(ctx, &load))
+	gate_open(module);
+	if (!chain_load_back(ctx, module, &load))
 		return;
 	ret = module_load_result(&load);
 	done = load.child.report.has_value ? load.child.report.value : -1L;
-	diag("at its return: done=%ld (B, the chained job)", done);
+	diag("at its return: done=%ld (B's)", done);
 	if (ret)
-		verdict(ctx, KTAP_FAIL, "loading ma_chained failed: %s",
+		verdict(ctx, KTAP_FAIL, "loading %s failed: %s", module,
 			strerror(-ret));
 	else if (done != 1)
 		verdict(ctx, KTAP_FAIL,
-			"the load returned while the job its init's job queued was held");
+			"the load returned while B was held (%s)", how);
 	else if (hold != LOAD_HELD)
 		verdict(ctx, KTAP_FAIL,
-			"the load was not seen held while the chained job was");
+			"the load was not seen held while B was");
+}
+
+/* ma_chained: the init queues A, A queues B once the init has returned. */
+void case_chained_async_init_completes(struct case_ctx *ctx)
+{
+	chain_completes(ctx, "ma_chained", "B queued by A");
+}
+
+/*
+ * ma_worker_chain: the init's worker (a plain workqueue's) queues A while
+ * the init waits for it; A queues B once the init has returned.
+ */
+void case_worker_chain_completes(struct case_ctx *ctx)
+{
+	chain_completes(ctx, "ma_worker_chain",
+			"A queued by the init's worker, B by A");
+}
+
+/*
+ * ma_wq_handoff: the init queues A; A, once the init has returned, flushes
+ * a plain work item that queues B (pci_call_probe()'s work_on_cpu() under
+ * async probing).
+ */
+void case_workqueue_handoff_from_job_completes(struct case_ctx *ctx)
+{
+	chain_completes(ctx, "ma_wq_handoff",
+			"B queued by a work item A flushed");
 }

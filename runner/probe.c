@@ -110,8 +110,8 @@ void suite_warm_up(struct suite *s)
  */
 #define HELD_CONFIRM_MS		50
 
-static bool held_by_own_job(struct suite *s, const char *module,
-			    struct module_load *load)
+bool held_by_own_job(struct suite *s, const char *module,
+		     struct module_load *load)
 {
 	long long deadline = now_us() + s->timeout_ms * 1000LL;
 	long before, sleeps, done = 0;

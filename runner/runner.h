@@ -83,7 +83,7 @@ enum fact_id {
  * the kernel's modules the cases load. A table naming more stops the
  * runner, saying so (module_async.c's names_add()).
  */
-#define MA_TEST_MODULES_MAX	16
+#define MA_TEST_MODULES_MAX	48
 
 struct suite {
 	char modules_dir[MODULES_DIR_MAX];
@@ -236,6 +236,8 @@ int load_beside_held_job(struct suite *s, const char *module,
 int load_beside_held_jobs(struct suite *s, const char *module,
 			  const char *params, unsigned int jobs,
 			  struct held_load *h);
+bool held_by_own_job(struct suite *s, const char *module,
+		     struct module_load *load);
 void suite_probe_policy(struct case_ctx *ctx);
 int facts_parse(struct suite *s, const char *arg);
 void fact_set(struct suite *s, enum fact_id id, enum fact value);

@@ -171,11 +171,12 @@ for ko in ma_added brd; do
 done
 
 # A row naming more test modules than MA_TEST_MODULES_MAX stops the runner, even --list.
-edit module_async.c '
+max=$(sed -n 's/^#define MA_TEST_MODULES_MAX\t*//p' "$tree/runner/runner.h")
+edit module_async.c -v max="$max" '
 	{ print }
 	/MODULES\("ma_chained"\), NULL },$/ {
 		printf "\t{ \"too_many\", SAFE, case_chained_async_init_completes,\n\t  MODULES("
-		for (i = 1; i <= 16; i++) printf "\"ma_x%d\"%s", i, i < 16 ? ", " : ""
+		for (i = 1; i <= max; i++) printf "\"ma_x%d\"%s", i, i < max ? ", " : ""
 		print "), NULL },"
 	}'
 too_many_refused()
