@@ -209,7 +209,8 @@ progress()
 		printf '%s\n' "$line" >>"$1/make.log"
 		[[ $line == '  CC '* || $line == '  AS '* ]] || continue
 		n=$((n + 1))
-		what="$PROG: building: $n ${2:+of about $2 }objects compiled, $((SECONDS - start)) s"
+		what="$PROG: building: $n ${2:+of about $2 }objects compiled,"
+		what+=" $((SECONDS - start)) s"
 		if [ -t 2 ]; then
 			printf '\r%s' "$what" >&2
 		elif [ $((SECONDS - said)) -ge 60 ]; then
