@@ -10,11 +10,12 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 # The builds (ccache: one store for all trees), the VM, the guest's static
-# kmod (autoconf ... libzstd-dev), the checks (debootstrap: the fresh stage).
+# kmod (autoconf ... libzstd-dev), the checks (debootstrap: the fresh stage;
+# locales: a translation to run in).
 readonly packages=(
 	autoconf automake bc bison build-essential busybox-static ccache cpio debootstrap
 	dwarves flex gcc-12 kmod libelf-dev liblzma-dev libssl-dev
-	libtool libzstd-dev mypy pkgconf python3 qemu-system-x86 rsync shellcheck
+	libtool libzstd-dev locales mypy pkgconf python3 qemu-system-x86 rsync shellcheck
 	sparse util-linux xz-utils zstd
 )
 # For make lava only: lava-dispatcher brings 134 packages (212 MB).

@@ -112,6 +112,26 @@ truncate -s 0 "$cache/$stock/$kver/krel"
 check "... and an entry damaged since is made again, whole" refetch krel
 check "apt-get was not called to make them" test ! -e "$tmp/apt.calls"
 
+# A translated locale, made here (the locales package's sources) in a
+# private LOCPATH: apt is read, and its answers kept, untranslated.
+mkdir -p "$tmp/locale"
+if localedef -i de_DE -f UTF-8 "$tmp/locale/de_DE.UTF-8" >/dev/null 2>&1; then
+	german=(env LOCPATH="$tmp/locale" LANG=de_DE.UTF-8 LC_ALL=de_DE.UTF-8 LANGUAGE=de)
+	check "apt answers in German here (else the next checks prove nothing)" \
+		bash -c '"$@" apt-cache policy linux-image-amd64 | grep -q Installationskandidat' \
+		_ "${german[@]}"
+	rm -rf "$cache/apt-answers"
+	check "fetch-kernel.sh in German, apt asked afresh: exit 0" \
+		exits 0 "${german[@]}" MODULE_ASYNC_CACHE="$cache" PATH="$tmp/no-apt-get:$PATH" \
+		"$TOOLS/kernel/fetch-kernel.sh"
+	check "... the cached entry" test "$(tail -n 1 "$tmp/out")" = "$cache/$stock/$kver"
+	check "... apt's answers kept, none of them translated" \
+		bash -c '[ -n "$(ls "$1")" ] && ! grep -rq Installationskandidat "$1"' \
+		_ "$cache/apt-answers"
+else
+	skip "a German locale: localedef cannot make de_DE.UTF-8 (the locales package?)"
+fi
+
 # entry_fault FAULT: entry_valid of a small entry $e after FAULT (shell code).
 entry_fault()
 {
