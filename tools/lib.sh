@@ -394,13 +394,15 @@ entry_remove()
 }
 
 # entry_commit DIR STAMP: the manifest, the stamp last, then into place.
+# Each step checked: a caller's errexit may be off (a function in a || list).
 entry_commit()
 {
-	entry_manifest "$ENTRY_TMP" >"$ENTRY_TMP/.manifest"
-	printf '%s\n' "$2" >"$ENTRY_TMP/.complete.new"
+	{ entry_manifest "$ENTRY_TMP" >"$ENTRY_TMP/.manifest" &&
+	  printf '%s\n' "$2" >"$ENTRY_TMP/.complete.new"; } ||
+		die "cannot write the cache entry ${1##*/} (a full disk?)"
 	sync -f "$ENTRY_TMP/.complete.new" 2>/dev/null || true
-	mv "$ENTRY_TMP/.complete.new" "$ENTRY_TMP/.complete"
-	mv -T "$ENTRY_TMP" "$1"
+	{ mv "$ENTRY_TMP/.complete.new" "$ENTRY_TMP/.complete" && mv -T "$ENTRY_TMP" "$1"; } ||
+		die "cannot move the cache entry ${1##*/} into place"
 	ENTRY_TMP=
 }
 
