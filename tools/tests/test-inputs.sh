@@ -36,6 +36,20 @@ said()
 refused "KVER with shell code: a bad version, nothing run" \
 	"bad Debian version '6\.1;touch $tmp/pwned'" "KVER=6.1;touch $tmp/pwned"
 check "KVER with shell code: the code did not run" test ! -e "$tmp/pwned"
+# shellcheck disable=SC2016 # make code, for make
+refused "KVER with make code: refused, as text" "KVER: a '\\\$' in it, which make would run" \
+	"KVER=\$(shell touch $tmp/pwned)6.1"
+# shellcheck disable=SC2016 # make code, for make
+check "... the code did not run, under make -n either" bash -c \
+	'! make -s -n -C "$1" vm "KVER=\$(shell touch $2)6.1" >/dev/null 2>&1 && [ ! -e "$2" ]' \
+	_ "$TOP" "$tmp/pwned"
+# env_options: make vm with KDIR, PATCH and KERNEL exported, for other builds.
+env_options()
+{
+	env KDIR=/no/kdir PATCH=/no/x.patch KERNEL=/no/bzImage make -s -n -C "$TOP" vm \
+		>"$tmp/out" 2>&1 && ! grep -qE -- '--(kdir|patch|kernel) ' "$tmp/out"
+}
+details=$tmp/out check "KDIR, PATCH, KERNEL in the environment: not make vm's options" env_options
 
 for word in maybe 2 "1 0"; do
 	refused "ALLOW_DEADLOCK=$word: refused, naming the spellings" \
@@ -123,6 +137,12 @@ refused "SUITE_ARGS with an unknown case: the runner's usage error" \
 	"unknown case: no_such_case" SUITE_ARGS="--case no_such_case"
 want=0 refused "SUITE_ARGS=--help: the suite's help, no VM" \
 	'^Usage: .*module_async \[options\]' SUITE_ARGS=--help
+# A prefix the runner's getopt_long would take means another option to
+# vm.sh, vm-run and module_async.sh: names are whole, else refused.
+for a in --he --list-m "--ca async_init_completes" --allow; do
+	refused "SUITE_ARGS='$a': a prefix, refused before any work" \
+		"unknown option: ${a%% *} \(names are whole: --" SUITE_ARGS="$a"
+done
 
 # read_only DIR CMD...: CMD with DIR read-only, to root too (a read-only
 # bind mount in a mount namespace); 125, saying why, when it cannot be.
