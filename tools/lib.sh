@@ -18,6 +18,15 @@ PROG=${0##*/}
 TOOLS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$TOOLS/.." && pwd)
 readonly TOOLS TOP
+# Debian's PATH for users lacks the sbin directories, where kmod's depmod is.
+[[ :$PATH: == *:/usr/sbin:* ]] || PATH=$PATH:/usr/sbin
+[[ :$PATH: == *:/sbin:* ]] || PATH=$PATH:/sbin
+# A relative cache is the directory's where the first script began, handed on
+# absolute: make -C and Kbuild read paths from directories of their own.
+for _var in MODULE_ASYNC_CACHE XDG_CACHE_HOME; do
+	[[ -z ${!_var:-} || ${!_var} == /* ]] || export "$_var=$PWD/${!_var}"
+done
+unset _var
 readonly EXIT_USAGE=2 EXIT_INFRA=3
 # The test modules' KCFLAGS out of a tree: what older kernels lack.
 readonly COMPAT_KCFLAGS="-include $TOOLS/compat/modules.h"
@@ -32,7 +41,7 @@ compat_make_args()
 }
 
 # What make (in a target or a recipe's shell) or Kbuild cannot take in a path.
-readonly PATH_UNSAFE=$' \t\n:%$#\\\'"`;&|<>()*?[]{}!'
+readonly PATH_UNSAFE=$' \t\n:,%$#\\\'"`;&|<>()*?[]{}!'
 
 # path_problem PATH: why make or Kbuild cannot take PATH; nothing if they can.
 path_problem()
