@@ -175,6 +175,7 @@ printf '%s\n' ok_first wedge_exit ok_middle wedge_hang >"$suite/wedge.cases"
 printf '%s\n' ok_first panic hang >"$suite/die.cases"
 printf '%s\n' ok_first ok_second >"$suite/repeat.cases"
 printf '%s\n' ok_first bounded >"$suite/stall.cases"
+printf '%s\n' ok_first chatty >"$suite/long.cases"
 cat >"$suite/module_async.sh" <<'EOF'
 #!/bin/sh
 # Stand-in suite: the cases of --scenario NAME's NAME.cases (of those, --case)
@@ -251,6 +252,14 @@ for c in $cases; do
 		;;
 	hang) exec sleep 600 ;;
 	short) exit 0 ;;
+	chatty)
+		# 25 s of work, a line a second (as --repeat's long runs).
+		for i in $(seq 25); do
+			echo "# $c: $i"
+			sleep 1
+		done
+		echo "ok $n $c"
+		;;
 	bounded)
 		# Back within 3 s of the guest's time, else not ok: the case's bound.
 		echo "# $c: begins"
@@ -395,6 +404,8 @@ check "vm-run passes on the suite's rc 1 (accel auto, fresh cache)" exits 1 \
 [ ! -w /dev/kvm ] || check "accel auto remembered its KVM verdict" \
 	test -n "$(grep -lxE 'kvm|tcg' "$tmp/cache"/kvm-verdict/* 2>/dev/null)"
 check "vm-run watchdog: no end marker in 2 s exits 3" exits 3 vm timeout --timeout 2
+check "vm-run watchdog: 25 s of a suite never silent 20 s is no timeout: rc 0" \
+	exits 0 vm long --timeout 20 --cases "$suite/long.cases" -- --scenario long
 
 # Boot 1 wedges in wedge_exit; boot 2, restored, in wedge_hang, which never ends.
 start=$SECONDS
