@@ -123,5 +123,11 @@ check "valid options, missing prerequisite: still a SKIP" is_skip_document '^[a-
 rm "$tmp/module_async"
 run --modules-dir "$tmp/empty"
 check "runner not built: SKIP naming it" is_skip_document '^runner not built'
+run --help
+no_runner_said()
+{
+	[ "$status" -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q "runner not built" "$tmp/err"
+}
+check "runner not built, --help: exit 2, saying so, no SKIP document" no_runner_said
 
 checks_summary
