@@ -206,8 +206,12 @@ exited()
 mkdir -p "$tmp/mine/suite"
 echo precious >"$tmp/mine/suite/notes"
 vm_sh "--out DIR holding a user's suite/: refused" 2 \
-	"--out $tmp/mine holds files no run of vm\.sh made" --out "$tmp/mine"
+	"--out $tmp/mine holds suite, which no run of vm\.sh made" --out "$tmp/mine"
 check "... its files kept" grep -qx precious "$tmp/mine/suite/notes"
+mkdir -p "$tmp/yours"
+: >"$tmp/yours/stdout.ktap"
+vm_sh "--out DIR holding a file of other name (a redirect's): taken" 2 \
+	"unknown case: no_such_case" --out "$tmp/yours" -- --case no_such_case
 
 for o in "$tmp/o,p" "$tmp/o:p" "$tmp/o p"; do
 	vm_sh "--out with '${o#"$tmp"/o}': refused before any work" 2 \

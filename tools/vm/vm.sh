@@ -45,7 +45,7 @@ the guest's console to OUT/console.log.
   --allow-deadlock   run the cases that can wedge the kernel for good
   --via WAY          direct (module_async.sh, the default) or run_kselftest
   --out DIR          the results (default: build/vm/NAME, NAME the kernel's):
-                     a new or empty DIR, or an earlier run's
+                     no file of yours by a name the run writes
   --prepare          make the image, boot nothing; print its name, entry, initrd, cases
   -h, --help         this text
 
@@ -82,13 +82,16 @@ if [ -n "$out" ]; then
 	why=$(path_problem "$(realpath -m -- "$out")")
 	[ -z "$why" ] || usage_error "--out $out: $why"
 fi
-# What the run writes in --out DIR (suite/, kselftest/ ...) replaces what is
-# there: a DIR given is new, empty or an earlier run's (its .lock), never a
-# user's files.
-if [ -n "$out" ] && [ -e "$out" ] && [ ! -e "$out/.lock" ] &&
-   [ -n "$(ls -A -- "$out" 2>/dev/null || echo unreadable)" ]; then
-	usage_error "--out $out holds files no run of $PROG made (it has no .lock):" \
-		"give a new or empty directory"
+# What the run writes in --out DIR replaces what is there under its names:
+# in a DIR no run made (no .lock), none may be a user's.
+if [ -n "$out" ] && [ -d "$out" ] && [ ! -e "$out/.lock" ]; then
+	for f in suite modules-build kselftest ksft-tree initramfs.cpio.gz cases results.ktap \
+		 console.log serial1.log qemu.log guest.state boot-1.ktap; do
+		if [ -e "$out/$f" ] || [ -L "$out/$f" ]; then
+			usage_error "--out $out holds $f, which no run of $PROG made (there" \
+				"is no .lock): a run would replace it; give another directory"
+		fi
+	done
 fi
 [[ $via == @(direct|run_kselftest) ]] ||
 	usage_error "--via wants direct or run_kselftest, not '$via'"
