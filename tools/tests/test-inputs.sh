@@ -245,10 +245,15 @@ check "a user's PATH=/usr/bin:/bin: depmod and modinfo found (${as_user[*]:-as $
 top=$tmp/copy
 clone_files | rsync -a --from0 --files-from=- "$TOP/" "$top/" || die "cannot copy the suite"
 if make -s -C "$top" OUTPUT="$top/build" all >"$tmp/out" 2>&1; then
+	# Cut short (a binary's start kept: not read as a script), then bytes as a script.
+	truncate -s 4096 "$top/build/module_async"
+	run_to "$tmp/out" "$top/tools/vm/vm.sh" --prepare
+	status=$rc
+	check "a runner cut short: exit 3, said" exited 3 '--list failed \(exit [0-9]+\)'
 	head -c 4096 /dev/urandom >"$top/build/module_async"
 	run_to "$tmp/out" "$top/tools/vm/vm.sh" --prepare
 	status=$rc
-	check "a corrupt runner: exit 3, said" exited 3 '--list failed \(exit [0-9]+\)'
+	check "a runner of random bytes: exit 3, said" exited 3 '--list failed \(exit [0-9]+\)'
 else
 	fail "a corrupt runner: the runner of a copy builds"
 fi
