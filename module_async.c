@@ -551,6 +551,18 @@ static bool parse_count(const char *arg, long max, long *value)
 	return parse_number(arg, 1, max, value);
 }
 
+/* Why --timeout-ms @arg is refused: "below" only for a number below the floor. */
+static void timeout_refused(const char *prog, const char *arg)
+{
+	long n;
+
+	fprintf(stderr, "%s: bad --timeout-ms: %s (%d to %d ms)\n", prog, arg,
+		MIN_TIMEOUT_MS, MAX_TIMEOUT_MS);
+	if (parse_number(arg, 0, MIN_TIMEOUT_MS - 1, &n))
+		fprintf(stderr, "%s: below %d ms an honest load may outlast it\n",
+			prog, MIN_TIMEOUT_MS);
+}
+
 static void default_modules_dir(struct suite *s, const char *argv0)
 {
 	char self[PATH_MAX], *copy;
@@ -592,6 +604,27 @@ static const struct option options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/*
+ * getopt_long takes any unambiguous prefix of a long option, which the
+ * suite's other readers of its arguments (module_async.sh, the tools that
+ * run it in a VM) would not know for the option it is: names are whole.
+ * options[@idx] was just read from argv[optind - 1], or from the argument
+ * before when its value came apart.  Returns the prefix given, or NULL.
+ */
+static const char *option_prefix(char *argv[], int idx)
+{
+	const struct option *o = &options[idx];
+	const char *arg = argv[optind - 1];
+	size_t len;
+
+	if (o->has_arg == required_argument && optarg == arg)
+		arg = argv[optind - 2];
+	len = strcspn(arg + 2, "=");
+	if (len == strlen(o->name) && !strncmp(arg + 2, o->name, len))
+		return NULL;
+	return arg;
+}
+
 int main(int argc, char *argv[])
 {
 	bool selected[ARRAY_SIZE(cases)] = { false };
@@ -600,9 +633,19 @@ int main(int argc, char *argv[])
 	long count;
 	unsigned int plan = 0, k;
 	size_t i;
-	int opt, idx;
+	int opt, idx, longidx = -1;
+	const char *prefix;
 
-	while ((opt = getopt_long(argc, argv, "hlc:t:m:", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "hlc:t:m:", options,
+				  &longidx)) != -1) {
+		prefix = longidx >= 0 ? option_prefix(argv, longidx) : NULL;
+		if (prefix) {
+			fprintf(stderr, "%s: unknown option: %s (names are whole: --%s)\n",
+				argv[0], prefix, options[longidx].name);
+			usage(stderr, argv[0]);
+			return 2;
+		}
+		longidx = -1;
 		switch (opt) {
 		case 'h':
 			usage(stdout, argv[0]);
@@ -625,11 +668,7 @@ int main(int argc, char *argv[])
 		case 't':
 			if (!parse_number(optarg, MIN_TIMEOUT_MS,
 					  MAX_TIMEOUT_MS, &count)) {
-				fprintf(stderr, "%s: bad --timeout-ms: %s (%d to %d ms)\n",
-					argv[0], optarg, MIN_TIMEOUT_MS,
-					MAX_TIMEOUT_MS);
-				fprintf(stderr, "%s: below %d ms an honest load may outlast it\n",
-					argv[0], MIN_TIMEOUT_MS);
+				timeout_refused(argv[0], optarg);
 				usage(stderr, argv[0]);
 				return 2;
 			}

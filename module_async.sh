@@ -12,6 +12,8 @@
 # A missing prerequisite is a whole-suite SKIP (exit 4) with its reason.
 # Arguments are the runner's (see --help); they are validated before any
 # prerequisite is checked, so a bad option is a usage error (exit 2).
+# Without a built runner none can be: --help says so (exit 2), the rest
+# is the SKIP "runner not built".
 
 set -u
 
@@ -137,7 +139,18 @@ cleanup()
 	fi
 }
 
-[ -x "$runner" ] || skip_all "runner not built (no $runner): make"
+if [ ! -x "$runner" ]; then
+	for arg in "$@"; do
+		case "$arg" in
+		-h | --help)
+			echo "${0##*/}: runner not built (no $runner): make;" \
+				"its --help lists the options" >&2
+			exit 2
+			;;
+		esac
+	done
+	skip_all "runner not built (no $runner): make"
+fi
 
 # Options are the runner's; --help and the lists need no prerequisites.
 for arg in "$@"; do

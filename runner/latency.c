@@ -116,10 +116,13 @@ void latency_run(struct case_ctx *ctx)
 	}
 }
 
-/* "1,10,100,1000" in s->latency: false if it is not such a list. */
+/*
+ * "1,10,100,1000" in s->latency: false if it is not such a list; every
+ * field a number of digits alone (no empty one, as in "1,,2" or ",5,").
+ */
 bool latency_parse(struct suite *s, const char *arg)
 {
-	char *copy, *tok, *save = NULL, *end;
+	char *copy, *rest, *tok, *end;
 	unsigned long n;
 	bool ok = true;
 
@@ -127,11 +130,11 @@ bool latency_parse(struct suite *s, const char *arg)
 	if (!copy)
 		return false;
 	s->nr_latency = 0;
-	for (tok = strtok_r(copy, ",", &save); tok && ok;
-	     tok = strtok_r(NULL, ",", &save)) {
+	for (rest = copy; rest && ok;) {
+		tok = strsep(&rest, ",");
 		errno = 0;
 		n = strtoul(tok, &end, 10);
-		ok = !errno && end != tok && !*end && n >= 1 &&
+		ok = *tok >= '0' && *tok <= '9' && !errno && !*end && n >= 1 &&
 		     n <= LATENCY_JOBS_MAX &&
 		     s->nr_latency < ARRAY_SIZE(s->latency);
 		if (ok)

@@ -19,7 +19,8 @@ apt_get()
 
 # apt_memo NAME ARGS...: the path of the memo $CACHE/apt-answers/NAME.<key>,
 # <key> a checksum of ARGS and of what apt answers from (/etc/apt, the lists,
-# dpkg's status); fails where /etc/apt moves those.
+# dpkg's status) and of the locale asked (C: a memo of before, perhaps
+# translated, is never read); fails where /etc/apt moves those.
 apt_memo()
 {
 	local private=() key
@@ -30,7 +31,7 @@ apt_memo()
 		private=("$APT_CONFIG" "${APT_CONFIG%/*}"/{sources.list,preferences}*
 			 "${APT_CONFIG%/*}"/lists/*)
 	key=$({
-		printf '%s\0' "${APT_CONFIG:-}" "${@:2}"
+		printf '%s\0' LC_ALL=C "${APT_CONFIG:-}" "${@:2}"
 		stat -L -c '%s %y %i %n' /var/lib/dpkg/status /etc/apt/* /etc/apt/*.d/* \
 			/var/lib/apt/lists/* ${private[@]+"${private[@]}"} 2>/dev/null || true
 	} | sha256sum)
@@ -46,17 +47,17 @@ memo_keep()
 }
 
 # apt_cache ARGS...: apt-cache ARGS's output and status, kept (a query costs
-# most of a second).
+# most of a second); untranslated, whatever the user's locale, as it is parsed.
 apt_cache()
 {
 	local f out rc=0
 
 	if ! f=$(apt_memo apt-cache "$@"); then
-		apt-cache "$@" 2>/dev/null
+		LC_ALL=C apt-cache "$@" 2>/dev/null
 		return
 	fi
 	if [ ! -f "$f" ]; then
-		out=$(apt-cache "$@" 2>/dev/null) || rc=$?
+		out=$(LC_ALL=C apt-cache "$@" 2>/dev/null) || rc=$?
 		memo_keep "$f" "$rc" ${out:+"$out"}
 	fi
 	{ read -r rc; cat; } <"$f"

@@ -11,12 +11,13 @@ set -euo pipefail
 
 # The builds (ccache: one store for all trees), the VM, the guest's static
 # kmod (autoconf ... libzstd-dev), the checks (debootstrap: the fresh stage;
-# python3-typeshed: the stubs mypy --strict needs for lava.py's yaml).
+# python3-typeshed: the stubs mypy --strict needs for lava.py's yaml;
+# locales: a translation to run in).
 readonly packages=(
 	autoconf automake bc bison build-essential busybox-static ccache cpio debootstrap
 	dwarves flex gcc-12 kmod libelf-dev liblzma-dev libssl-dev
-	libtool libzstd-dev mypy pkgconf python3 python3-typeshed qemu-system-x86 rsync
-	shellcheck sparse util-linux xz-utils zstd
+	libtool libzstd-dev locales mypy pkgconf python3 python3-typeshed qemu-system-x86
+	rsync shellcheck sparse util-linux xz-utils zstd
 )
 # For make lava only: lava-dispatcher brings 134 packages (212 MB).
 readonly lava_packages=(lava-dispatcher python3-jinja2 python3-yaml)

@@ -18,6 +18,15 @@ PROG=${0##*/}
 TOOLS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$TOOLS/.." && pwd)
 readonly TOOLS TOP
+# Debian's PATH for users lacks the sbin directories, where kmod's depmod is.
+[[ :$PATH: == *:/usr/sbin:* ]] || PATH=$PATH:/usr/sbin
+[[ :$PATH: == *:/sbin:* ]] || PATH=$PATH:/sbin
+# A relative cache is the directory's where the first script began, handed on
+# absolute: make -C and Kbuild read paths from directories of their own.
+for _var in MODULE_ASYNC_CACHE XDG_CACHE_HOME; do
+	[[ -z ${!_var:-} || ${!_var} == /* ]] || export "$_var=$PWD/${!_var}"
+done
+unset _var
 readonly EXIT_USAGE=2 EXIT_INFRA=3
 # The test modules' KCFLAGS out of a tree: what older kernels lack.
 readonly COMPAT_KCFLAGS="-include $TOOLS/compat/modules.h"
@@ -32,7 +41,7 @@ compat_make_args()
 }
 
 # What make (in a target or a recipe's shell) or Kbuild cannot take in a path.
-readonly PATH_UNSAFE=$' \t\n:%$#\\\'"`;&|<>()*?[]{}!'
+readonly PATH_UNSAFE=$' \t\n:,%$#\\\'"`;&|<>()*?[]{}!'
 
 # path_problem PATH: why make or Kbuild cannot take PATH; nothing if they can.
 path_problem()
@@ -394,13 +403,15 @@ entry_remove()
 }
 
 # entry_commit DIR STAMP: the manifest, the stamp last, then into place.
+# Each step checked: a caller's errexit may be off (a function in a || list).
 entry_commit()
 {
-	entry_manifest "$ENTRY_TMP" >"$ENTRY_TMP/.manifest"
-	printf '%s\n' "$2" >"$ENTRY_TMP/.complete.new"
+	{ entry_manifest "$ENTRY_TMP" >"$ENTRY_TMP/.manifest" &&
+	  printf '%s\n' "$2" >"$ENTRY_TMP/.complete.new"; } ||
+		die "cannot write the cache entry ${1##*/} (a full disk?)"
 	sync -f "$ENTRY_TMP/.complete.new" 2>/dev/null || true
-	mv "$ENTRY_TMP/.complete.new" "$ENTRY_TMP/.complete"
-	mv -T "$ENTRY_TMP" "$1"
+	{ mv "$ENTRY_TMP/.complete.new" "$ENTRY_TMP/.complete" && mv -T "$ENTRY_TMP" "$1"; } ||
+		die "cannot move the cache entry ${1##*/} into place"
 	ENTRY_TMP=
 }
 

@@ -11,13 +11,19 @@
 # shellcheck disable=SC2034 # for the scripts that source this
 readonly KTAP=$TOOLS/ktap/ktap KSFT_TEST='selftests: module_async: module_async.sh'
 
-# A scratch directory, removed (--keep: kept) at the exit, which ends a test's jobs.
+# A scratch directory, removed (--keep: kept) at the exit, which ends a test's
+# jobs and unmounts its small disks.
 tmp=$(mktemp -d)
-keep=0
+keep=0 mounts=()
 scratch_end()
 {
+	local m
+
 	# shellcheck disable=SC2046 # one pid a word
 	kill $(jobs -p) 2>/dev/null || true
+	for m in "${mounts[@]}"; do
+		umount "$m" 2>/dev/null || umount -l "$m" || true
+	done
 	if [ "$keep" = 1 ]; then
 		log "kept $tmp"
 	else
@@ -26,6 +32,14 @@ scratch_end()
 	fi
 }
 trap scratch_end EXIT
+
+# small_disk DIR: a 16 MiB tmpfs on DIR (made), unmounted at the exit; fails
+# where this user cannot mount one.
+small_disk()
+{
+	mkdir -p "$1" && mount -t tmpfs -o size=16m module_async-test "$1" 2>/dev/null &&
+		mounts+=("$1")
+}
 
 # usage: the test's header comment from its fourth line.
 usage()

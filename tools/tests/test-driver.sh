@@ -85,6 +85,23 @@ for short in 1 10 999; do
 	refused "--timeout-ms $short, below the floor named" "bad --timeout-ms: $short \(1000 to " \
 		--timeout-ms "$short"
 done
+# too_long_not_below: the "below the floor" reason not given for a bound too long.
+too_long_not_below()
+{
+	! grep -q 'below 1000 ms' "$tmp/err"
+}
+refused "--timeout-ms 2147483648 (too long)" "bad --timeout-ms: 2147483648 \(1000 to " \
+	--timeout-ms 2147483648
+check "... not said to be below the floor" too_long_not_below
+for list in '1,,2' ',5,' '5,' -1 ' 5'; do
+	refused "--latency '$list': an empty or no number refused" "bad --latency: $list " \
+		--latency "$list"
+done
+for a in --he --list-m "--ca async_init_completes" --allow; do
+	# shellcheck disable=SC2086 # an option and its value
+	refused "$a: a prefix of an option's name refused" \
+		"unknown option: ${a%% *} \(names are whole" $a
+done
 refused "an unknown case name" "unknown case: no_such_case" --case no_such_case
 refused "a stray argument" "unexpected argument: extra" extra
 refused "--modules-dir without a value" "requires an argument" --modules-dir
@@ -106,5 +123,11 @@ check "valid options, missing prerequisite: still a SKIP" is_skip_document '^[a-
 rm "$tmp/module_async"
 run --modules-dir "$tmp/empty"
 check "runner not built: SKIP naming it" is_skip_document '^runner not built'
+run --help
+no_runner_said()
+{
+	[ "$status" -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q "runner not built" "$tmp/err"
+}
+check "runner not built, --help: exit 2, saying so, no SKIP document" no_runner_said
 
 checks_summary

@@ -36,6 +36,20 @@ said()
 refused "KVER with shell code: a bad version, nothing run" \
 	"bad Debian version '6\.1;touch $tmp/pwned'" "KVER=6.1;touch $tmp/pwned"
 check "KVER with shell code: the code did not run" test ! -e "$tmp/pwned"
+# shellcheck disable=SC2016 # make code, for make
+refused "KVER with make code: refused, as text" "KVER: a '\\\$' in it, which make would run" \
+	"KVER=\$(shell touch $tmp/pwned)6.1"
+# shellcheck disable=SC2016 # make code, for make
+check "... the code did not run, under make -n either" bash -c \
+	'! make -s -n -C "$1" vm "KVER=\$(shell touch $2)6.1" >/dev/null 2>&1 && [ ! -e "$2" ]' \
+	_ "$TOP" "$tmp/pwned"
+# env_options: make vm with KDIR, PATCH and KERNEL exported, for other builds.
+env_options()
+{
+	env KDIR=/no/kdir PATCH=/no/x.patch KERNEL=/no/bzImage make -s -n -C "$TOP" vm \
+		>"$tmp/out" 2>&1 && ! grep -qE -- '--(kdir|patch|kernel) ' "$tmp/out"
+}
+details=$tmp/out check "KDIR, PATCH, KERNEL in the environment: not make vm's options" env_options
 
 for word in maybe 2 "1 0"; do
 	refused "ALLOW_DEADLOCK=$word: refused, naming the spellings" \
@@ -123,6 +137,12 @@ refused "SUITE_ARGS with an unknown case: the runner's usage error" \
 	"unknown case: no_such_case" SUITE_ARGS="--case no_such_case"
 want=0 refused "SUITE_ARGS=--help: the suite's help, no VM" \
 	'^Usage: .*module_async \[options\]' SUITE_ARGS=--help
+# A prefix the runner's getopt_long would take means another option to
+# vm.sh, vm-run and module_async.sh: names are whole, else refused.
+for a in --he --list-m "--ca async_init_completes" --allow; do
+	refused "SUITE_ARGS='$a': a prefix, refused before any work" \
+		"unknown option: ${a%% *} \(names are whole: --" SUITE_ARGS="$a"
+done
 
 # read_only DIR CMD...: CMD with DIR read-only, to root too (a read-only
 # bind mount in a mount namespace); 125, saying why, when it cannot be.
@@ -162,5 +182,94 @@ flock -n "$lock" || die "build/vm/stock is in use: is a make vm running in this 
 want=3 refused "a second make vm on the same kernel: refused, naming the directory" \
 	"another run is using .*/vm/stock"
 exec {lock}>&-
+
+# vm_sh WHAT STATUS REGEX ARGS...: vm.sh ARGS exits STATUS saying REGEX (-E),
+# no work done if STATUS is 2.
+vm_sh()
+{
+	run_to "$tmp/out" "${vm_env[@]}" "$TOOLS/vm/vm.sh" "${@:4}"
+	echo "(exit $rc)" >>"$tmp/out"
+	status=$rc
+	if [ "$2" = 2 ]; then
+		check "$1" said "$2" "$3"
+	else
+		check "$1" exited "$2" "$3"
+	fi
+}
+
+exited()
+{
+	[ "$status" -eq "$1" ] && grep -Eq -- "$2" "$tmp/out"
+}
+
+# --out DIR: a user's files in it are no results directory's, never replaced.
+mkdir -p "$tmp/mine/suite"
+echo precious >"$tmp/mine/suite/notes"
+vm_sh "--out DIR holding a user's suite/: refused" 2 \
+	"--out $tmp/mine holds suite, which no run of vm\.sh made" --out "$tmp/mine"
+check "... its files kept" grep -qx precious "$tmp/mine/suite/notes"
+mkdir -p "$tmp/yours"
+: >"$tmp/yours/stdout.ktap"
+vm_sh "--out DIR holding a file of other name (a redirect's): taken" 2 \
+	"unknown case: no_such_case" --out "$tmp/yours" -- --case no_such_case
+
+for o in "$tmp/o,p" "$tmp/o:p" "$tmp/o p"; do
+	vm_sh "--out with '${o#"$tmp"/o}': refused before any work" 2 \
+		"--out $o: it holds" --out "$o"
+done
+vm_sh "a suite argument with a newline: refused before any work" 2 \
+	"a suite argument cannot hold a newline" -- --case $'a\nb'
+
+# An earlier run's results go as a run begins, though it fails before the VM.
+mkdir -p "$tmp/stale"
+: >"$tmp/stale/.lock"
+for f in results.ktap console.log boot-1.ktap; do
+	echo "ok 1 from an earlier run" >"$tmp/stale/$f"
+done
+vm_env=(read_only "$tmp/cache" env "MODULE_ASYNC_CACHE=$tmp/cache")
+vm_sh "a run failing before the VM (a read-only cache): exit 3" 3 \
+	"cannot write to the cache" --out "$tmp/stale"
+vm_env=(env)
+check "... the earlier run's results.ktap, console.log and boot-1.ktap gone" \
+	test -z "$(ls "$tmp/stale")"
+
+# A user's PATH (Debian's: no sbin) finds kmod's depmod and modinfo.
+as_user=()
+[ "$(id -u)" -ne 0 ] || as_user=(runuser -u nobody --)
+# shellcheck disable=SC2016 # the inner shell expands it
+check "a user's PATH=/usr/bin:/bin: depmod and modinfo found (${as_user[*]:-as $(id -un)})" \
+	"${as_user[@]}" env -i PATH=/usr/bin:/bin HOME=/ bash -c \
+	'. "$0/lib.sh" && need_cmd depmod modinfo' "$TOOLS"
+
+# A runner that is no program (a corrupt build): the run's failure, not bad input.
+top=$tmp/copy
+clone_files | rsync -a --from0 --files-from=- "$TOP/" "$top/" || die "cannot copy the suite"
+if make -s -C "$top" OUTPUT="$top/build" all >"$tmp/out" 2>&1; then
+	# Cut short (a binary's start kept: not read as a script), then bytes as a script.
+	truncate -s 4096 "$top/build/module_async"
+	run_to "$tmp/out" "$top/tools/vm/vm.sh" --prepare
+	status=$rc
+	check "a runner cut short: exit 3, said" exited 3 '--list failed \(exit [0-9]+\)'
+	head -c 4096 /dev/urandom >"$top/build/module_async"
+	run_to "$tmp/out" "$top/tools/vm/vm.sh" --prepare
+	status=$rc
+	check "a runner of random bytes: exit 3, said" exited 3 '--list failed \(exit [0-9]+\)'
+else
+	fail "a corrupt runner: the runner of a copy builds"
+fi
+unset top
+
+# A full results disk: the run could not be done (3, said), nothing of
+# vm-run's left there; never 1, "a case failed".
+if small_disk "$tmp/disk"; then
+	vm_sh "a full results disk: exit 3, an error line" 3 "^vm(\.sh|-run): error: " \
+		--out "$tmp/disk/out"
+	check "... nothing left behind there (boot.initrd, its args, the state)" \
+		test -z "$(find "$tmp/disk" -name 'boot.initrd*' -o -name '*.args.*' \
+			-o -name guest.state -o -name 'qmp.*' -o -name 'serial1.boot.*')"
+	check "... and no results claimed" test ! -e "$tmp/disk/out/results.ktap"
+else
+	skip "a full results disk: cannot mount a tmpfs here"
+fi
 
 checks_summary

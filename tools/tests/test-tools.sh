@@ -112,6 +112,26 @@ truncate -s 0 "$cache/$stock/$kver/krel"
 check "... and an entry damaged since is made again, whole" refetch krel
 check "apt-get was not called to make them" test ! -e "$tmp/apt.calls"
 
+# A translated locale, made here (the locales package's sources) in a
+# private LOCPATH: apt is read, and its answers kept, untranslated.
+mkdir -p "$tmp/locale"
+if localedef -i de_DE -f UTF-8 "$tmp/locale/de_DE.UTF-8" >/dev/null 2>&1; then
+	german=(env LOCPATH="$tmp/locale" LANG=de_DE.UTF-8 LC_ALL=de_DE.UTF-8 LANGUAGE=de)
+	check "apt answers in German here (else the next checks prove nothing)" \
+		bash -c '"$@" apt-cache policy linux-image-amd64 | grep -q Installationskandidat' \
+		_ "${german[@]}"
+	rm -rf "$cache/apt-answers"
+	check "fetch-kernel.sh in German, apt asked afresh: exit 0" \
+		exits 0 "${german[@]}" MODULE_ASYNC_CACHE="$cache" PATH="$tmp/no-apt-get:$PATH" \
+		"$TOOLS/kernel/fetch-kernel.sh"
+	check "... the cached entry" test "$(tail -n 1 "$tmp/out")" = "$cache/$stock/$kver"
+	check "... apt's answers kept, none of them translated" \
+		bash -c '[ -n "$(ls "$1")" ] && ! grep -rq Installationskandidat "$1"' \
+		_ "$cache/apt-answers"
+else
+	skip "a German locale: localedef cannot make de_DE.UTF-8 (the locales package?)"
+fi
+
 # entry_fault FAULT: entry_valid of a small entry $e after FAULT (shell code).
 entry_fault()
 {
@@ -154,6 +174,8 @@ printf '%s\n' modprobe_null_blk modprobe_extra dmesg_util_linux modprobe_kmod \
 printf '%s\n' ok_first wedge_exit ok_middle wedge_hang >"$suite/wedge.cases"
 printf '%s\n' ok_first panic hang >"$suite/die.cases"
 printf '%s\n' ok_first ok_second >"$suite/repeat.cases"
+printf '%s\n' ok_first bounded >"$suite/stall.cases"
+printf '%s\n' ok_first chatty >"$suite/long.cases"
 cat >"$suite/module_async.sh" <<'EOF'
 #!/bin/sh
 # Stand-in suite: the cases of --scenario NAME's NAME.cases (of those, --case)
@@ -230,6 +252,25 @@ for c in $cases; do
 		;;
 	hang) exec sleep 600 ;;
 	short) exit 0 ;;
+	chatty)
+		# 25 s of work, a line a second (as --repeat's long runs).
+		for i in $(seq 25); do
+			echo "# $c: $i"
+			sleep 1
+		done
+		echo "ok $n $c"
+		;;
+	bounded)
+		# Back within 3 s of the guest's time, else not ok: the case's bound.
+		echo "# $c: begins"
+		t0=$(date +%s)
+		sleep 1
+		if [ $(($(date +%s) - t0)) -le 3 ]; then
+			echo "ok $n $c"
+		else
+			echo "not ok $n $c # did not return within 3 s"
+		fi
+		;;
 	modprobe_null_blk) t modprobe null_blk nr_devices=1 ;;
 	modprobe_extra) t modprobe ma_standin ;;
 	dmesg_util_linux) t sh -c 'dmesg --version | grep -q util-linux' ;;
@@ -363,6 +404,8 @@ check "vm-run passes on the suite's rc 1 (accel auto, fresh cache)" exits 1 \
 [ ! -w /dev/kvm ] || check "accel auto remembered its KVM verdict" \
 	test -n "$(grep -lxE 'kvm|tcg' "$tmp/cache"/kvm-verdict/* 2>/dev/null)"
 check "vm-run watchdog: no end marker in 2 s exits 3" exits 3 vm timeout --timeout 2
+check "vm-run watchdog: 25 s of a suite never silent 20 s is no timeout: rc 0" \
+	exits 0 vm long --timeout 20 --cases "$suite/long.cases" -- --scenario long
 
 # Boot 1 wedges in wedge_exit; boot 2, restored, in wedge_hang, which never ends.
 start=$SECONDS
@@ -394,6 +437,51 @@ check "each boot's KTAP is kept (boot-1.ktap, boot-2.ktap)" \
 check "guest-init ends the run when a leftover holds the suite's stdout" \
 	test "$(grep -ac 'MODULE_ASYNC_END rc=1' "$tmp/out-wedge/serial1.log")" = 1
 
+# pid_when OUT REGEX PATTERN: the pid of the process pgrep -f PATTERN finds
+# once OUT's results channel has a line matching REGEX (-E); fails if none
+# within 120 s.
+pid_when()
+{
+	local i pid
+
+	for ((i = 0; i < 1200; i++)); do
+		if grep -Eqs "$2" "$1/serial1.boot.out"; then
+			pid=$(pgrep -f "$3" | head -n 1) && echo "$pid" && return
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
+# A host that stalls QEMU (SIGSTOP, 5 s) in a case bound to 3 s of the guest's time.
+check "vm-run: a case bound to 3 s, no stall: rc 0" \
+	exits 0 vm nostall --cases "$suite/stall.cases" -- --scenario stall
+# stall_run: vm-run into $tmp/out-stall, QEMU stopped 5 s as bounded begins;
+# its status in $stall_rc.
+stall_run()
+{
+	local out=$tmp/out-stall pid qemu
+
+	vm stall --timeout 120 --cases "$suite/stall.cases" -- --scenario stall \
+		>"$tmp/out" 2>"$tmp/err" </dev/null &
+	pid=$!
+	qemu=$(pid_when "$out" '^# bounded: begins' "^qemu-system-x86_64 .*$out/") || qemu=
+	if [ -n "$qemu" ]; then
+		kill -STOP "$qemu"
+		sleep 5		# the stall itself
+		kill -CONT "$qemu"
+	fi
+	stall_rc=0
+	wait "$pid" || stall_rc=$?
+	[ -n "$qemu" ]
+}
+check "QEMU stopped 5 s by the host as the bounded case began" stall_run
+check "... the guest's clock jumped: the case missed its bound" \
+	grep -q '^not ok 2 bounded' "$tmp/out-stall/results.ktap"
+check "... not the kernel's failure: exit 3 ($stall_rc)" test "$stall_rc" = 3
+check "... saying the host stalled QEMU" \
+	grep -qE '^vm-run: error: boot 1: the host stalled QEMU for [5-9]\.[0-9] s' "$tmp/err"
+
 died='^vm-run: error: boot 1: guest died: Kernel panic - not syncing: '
 check "vm-run: a guest that dies: rc 3, the panic and the case named" \
 	says 3 "$died.*, after 1 results of 3 planned \\(in panic\\)" \
@@ -418,7 +506,7 @@ done
 # at the third result SIGKILL to WHAT's process.  Its status in $kill_rc.
 run_then_kill()
 {
-	local out=$tmp/out-$1 pid i victim=''
+	local out=$tmp/out-$1 pid victim
 
 	(
 		exec 7>"$out.lock"
@@ -427,12 +515,7 @@ run_then_kill()
 			--plan 5 --then "ok_first.2 hang"
 	) >/dev/null 2>"$tmp/err" &
 	pid=$!
-	for ((i = 0; i < 1200; i++)); do
-		if grep -qs '^ok 3 ' "$out/serial1.boot.out"; then
-			victim=$(pgrep -f "$2" | head -n 1) && break
-		fi
-		sleep 0.1
-	done
+	victim=$(pid_when "$out" '^ok 3 ' "$2") || victim=
 	[ -z "$victim" ] || kill -KILL "$victim"
 	kill_rc=0
 	wait "$pid" || kill_rc=$?
@@ -473,6 +556,35 @@ check "no verdicts taken from another kernel" \
 	test ! -e "$tmp/out-other/results.ktap" -a ! -s "$tmp/out"
 check "vm-run: a document without its kernel line: exit 3, saying so" \
 	says 3 "does not say which kernel it ran" vm noid -- --no-identity
+
+# The cache's disk full as the PVH kernel is unpacked (from an entry of
+# the stock image whose kdir has extract-vmlinux): no entry, exit 3.
+mkdir -p "$tmp/unpack/kdir/scripts"
+ln -s "$entry/vmlinuz" "$entry/krel" "$tmp/unpack/"
+ln -s "$src/scripts/extract-vmlinux" "$tmp/unpack/kdir/scripts/"
+if small_disk "$tmp/cache-disk"; then
+	pvh=(env MODULE_ASYNC_CACHE="$tmp/cache-disk")
+	check "vm-run, the cache's disk full as the PVH kernel is unpacked: exit 3, said" \
+		says 3 'cannot write the unpacked kernel into the cache' \
+		"${pvh[@]}" "$TOOLS/vm/vm-run" --kernel "$tmp/unpack" --initrd "$tmp/initrd.gz" \
+		--out "$tmp/out-full" --accel tcg
+	check "... no entry committed, nothing left" \
+		test -z "$(find "$tmp/cache-disk/pvh" -mindepth 1 ! -name '*.lock')"
+	mount -o remount,size=200m "$tmp/cache-disk"
+	meant="^vm-run: the kernel meant to boot: build ID $want_id\$"
+	check "the space back: the PVH kernel unpacked, the kernel meant checked: rc 0" \
+		says 0 "$meant" "${pvh[@]}" "$TOOLS/vm/vm-run" --kernel "$tmp/unpack" \
+		--initrd "$tmp/initrd.gz" --out "$tmp/out-full" --accel tcg
+	# An entry committed as a full disk did before: an empty build-id, no vmlinux.
+	bash -c '. "$1/lib.sh" && for e in "$2"/pvh/*/; do : >"$e/build-id" &&
+		rm "$e/vmlinux" "$e/vmlinux.cksum" && entry_manifest "$e" >"$e/.manifest"
+		done' _ "$TOOLS" "$tmp/cache-disk"
+	check "an entry with an empty build-id is made again, the kernel meant checked" \
+		says 0 "$meant" "${pvh[@]}" "$TOOLS/vm/vm-run" --kernel "$tmp/unpack" \
+		--initrd "$tmp/initrd.gz" --out "$tmp/out-full" --accel tcg
+else
+	skip "the cache's disk full: cannot mount a tmpfs here"
+fi
 
 head -c 4096 /dev/urandom >"$tmp/bad.state"
 check "vm-run --restore of a bad state boots afresh: the suite's rc 4" \

@@ -31,11 +31,13 @@ qemu_accel()
 }
 
 # unpacked_kernel BZIMAGE KERNEL: the cache entry of BZIMAGE (of entry KERNEL)
-# unpacked: build-id (empty if none) and vmlinux if it has a PVH entry, which
-# saves 8 of a TCG boot's 15 s (firmware and decompressing Debian's xz kernel).
+# unpacked: build-id and vmlinux if it has a PVH entry, which saves 8 of a
+# TCG boot's 15 s (firmware and decompressing Debian's xz kernel).  An entry
+# names its kernel's build ID or is not made (status 1, said); a write that
+# fails (a full disk) is the run's failure (status 3), nothing committed.
 unpacked_kernel()
 {
-	local entry stamp script
+	local entry stamp script id
 
 	stamp="$(sha256sum "$1" | cut -d' ' -f1)  ${1##*/}"
 	entry=$(cache_dir)/pvh/${stamp%% *}
@@ -46,7 +48,8 @@ unpacked_kernel()
 		log "${entry##*/}: vmlinux does not match its checksum"
 		entry_remove "$entry"
 	fi
-	if ! entry_valid "$entry" "$stamp" || [ ! -f "$entry/build-id" ]; then
+	# One without a build ID (a full disk's, before writes were checked) is made again.
+	if ! entry_valid "$entry" "$stamp" || [ ! -s "$entry/build-id" ]; then
 		entry_remove "$entry"
 		entry_tmp "$entry"
 		# The kernel tree's own (its source's when built with O=), else that
@@ -56,13 +59,23 @@ unpacked_kernel()
 		[ -x "$script" ] || script=$("$TOOLS/kernel/fetch-source.sh" 2>/dev/null |
 			tail -n 1)/scripts/extract-vmlinux
 		[ -x "$script" ] || die "no scripts/extract-vmlinux"
-		"$script" "$1" >"$ENTRY_TMP/vmlinux" 2>/dev/null || : >"$ENTRY_TMP/vmlinux"
-		elf_build_id "$ENTRY_TMP/vmlinux" >"$ENTRY_TMP/build-id" || true
+		# The script's status is of no use (it exits 0 when its cat fails): cat's is.
+		{ "$script" "$1" 2>/dev/null || :; } | cat >"$ENTRY_TMP/vmlinux" ||
+			die "cannot write the unpacked kernel into the cache (${entry%/*})"
+		if ! id=$(elf_build_id "$ENTRY_TMP/vmlinux"); then
+			log "$1: $script finds no kernel with a build ID in it"
+			entry_remove "$ENTRY_TMP"
+			ENTRY_TMP=
+			exec 9>&-
+			return 1
+		fi
 		# A PVH entry point: Xen note 0x12, XEN_ELFNOTE_PHYS32_ENTRY.
 		LC_ALL=C readelf -n "$ENTRY_TMP/vmlinux" 2>/dev/null |
 			grep -Eq 'Xen .*(0x00000012|PHYS32_ENTRY)' || rm "$ENTRY_TMP/vmlinux"
-		[ ! -f "$ENTRY_TMP/vmlinux" ] ||
-			cksum <"$ENTRY_TMP/vmlinux" >"$ENTRY_TMP/vmlinux.cksum"
+		{ printf '%s\n' "$id" >"$ENTRY_TMP/build-id" &&
+		  { [ ! -f "$ENTRY_TMP/vmlinux" ] ||
+		    cksum <"$ENTRY_TMP/vmlinux" >"$ENTRY_TMP/vmlinux.cksum"; }; } ||
+			die "cannot write the unpacked kernel's entry into the cache (${entry%/*})"
 		entry_commit "$entry" "$stamp"
 	fi
 	exec 9>&-
@@ -73,28 +86,34 @@ unpacked_kernel()
 # vmlinuz) or a bzImage: its PVH kernel unpacked if any (auto), or itself.
 boot_image()
 {
-	local image=${1%/} pvh=''
+	local image=${1%/} pvh='' rc=0
 
 	[ ! -d "$image" ] || image=$image/vmlinuz
 	[ -f "$image" ] || die "no kernel image at $image"
-	[ "$2" != auto ] || pvh=$(unpacked_kernel "$image" "${1%/}")/vmlinux || pvh=''
-	[ ! -f "$pvh" ] || image=$pvh
+	if [ "$2" = auto ]; then
+		pvh=$(unpacked_kernel "$image" "${1%/}")/vmlinux || rc=$?
+		# 1: no build ID in it, said; the bzImage boots.
+		[ "$rc" -le 1 ] || exit "$rc"
+	fi
+	[ "$rc" -ne 0 ] || [ ! -f "$pvh" ] || image=$pvh
 	printf '%s\n' "$image"
 }
 
 # initrd_with_args BASE FILE ARGS...: FILE is BASE and, appended, a gzip'd cpio
 # of etc/module_async.args (ARGS a line): the kernel unpacks archives in order.
+# Failed (a full disk), it leaves neither FILE nor its scratch directory.
 initrd_with_args()
 {
-	local base=$1 dest=$2 dir args=etc/module_async.args
+	local base=$1 dest=$2 dir args=etc/module_async.args rc=0
 
 	shift 2
 	# Named by this process, for the next run to remove if it is killed.
 	stale_remove "$dest.args."
-	dir=$(mktemp -d "$dest.args.$$.XXXXXX")
-	mkdir "$dir/etc"
-	printf '%s' "${@/%/$'\n'}" >"$dir/$args"
-	cp "$base" "$dest"
-	(cd "$dir" && echo "$args" | cpio --quiet -o -H newc -R 0:0) | gzip -n >>"$dest"
+	dir=$(mktemp -d "$dest.args.$$.XXXXXX") || return "$EXIT_INFRA"
+	{ mkdir "$dir/etc" && printf '%s' "${@/%/$'\n'}" >"$dir/$args" && cp "$base" "$dest" &&
+	  (cd "$dir" && echo "$args" | cpio --quiet -o -H newc -R 0:0) | gzip -n >>"$dest"; } ||
+		rc=$EXIT_INFRA
 	rm -rf "$dir"
+	[ "$rc" -eq 0 ] || rm -f "$dest"
+	return "$rc"
 }

@@ -44,7 +44,8 @@ the guest's console to OUT/console.log.
   --kver VERSION     the Debian package version of the kernel or source
   --allow-deadlock   run the cases that can wedge the kernel for good
   --via WAY          direct (module_async.sh, the default) or run_kselftest
-  --out DIR          the results (default: build/vm/NAME, NAME the kernel's)
+  --out DIR          the results (default: build/vm/NAME, NAME the kernel's):
+                     no file of yours by a name the run writes
   --prepare          make the image, boot nothing; print its name, entry, initrd, cases
   -h, --help         this text
 
@@ -74,6 +75,24 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
+for arg in "${suite_args[@]}"; do
+	[[ $arg != *$'\n'* ]] || usage_error "a suite argument cannot hold a newline"
+done
+if [ -n "$out" ]; then
+	why=$(path_problem "$(realpath -m -- "$out")")
+	[ -z "$why" ] || usage_error "--out $out: $why"
+fi
+# What the run writes in --out DIR replaces what is there under its names:
+# in a DIR no run made (no .lock), none may be a user's.
+if [ -n "$out" ] && [ -d "$out" ] && [ ! -e "$out/.lock" ]; then
+	for f in suite modules-build kselftest ksft-tree initramfs.cpio.gz cases results.ktap \
+		 console.log serial1.log qemu.log guest.state boot-1.ktap; do
+		if [ -e "$out/$f" ] || [ -L "$out/$f" ]; then
+			usage_error "--out $out holds $f, which no run of $PROG made (there" \
+				"is no .lock): a run would replace it; give another directory"
+		fi
+	done
+fi
 [[ $via == @(direct|run_kselftest) ]] ||
 	usage_error "--via wants direct or run_kselftest, not '$via'"
 [ -z "$kver" ] || check_debversion "$kver"
@@ -193,7 +212,7 @@ entry_loads_ok()
 # modules built against ENTRY once for the same inputs.
 direct_suite()
 {
-	local entry=$1 build=$out/modules-build key=''
+	local entry=$1 build=$out/modules-build key='' mod
 
 	if [ -f "$entry/.complete" ]; then
 		key=$(printf 'kdir %s\n' "$(readlink -f "$entry/kdir")"
@@ -204,12 +223,18 @@ direct_suite()
 	if [ -n "$key" ] && step_current "$build.inputs" "$key" "$build"/*.ko; then
 		log "test modules up to date ($build.inputs)"
 	else
-		rm -f "$build.inputs"
+		# No module of before survives a build that built none (modules/Makefile
+		# only warns where KDIR is no build tree): each is there, new, or none.
+		rm -f "$build.inputs" "$build"/*.ko
 		mkdir -p "$build"
 		cp -p "$TOP"/modules/{*.[ch],Makefile} "$build/"
 		make -s -C "$build" KDIR="$entry/kdir" \
 			KCFLAGS="${KCFLAGS:+$KCFLAGS }$COMPAT_KCFLAGS" >&2 ||
 			die "could not build the test modules against $entry/kdir"
+		for mod in $(make -s -C "$build" list); do
+			[ -f "$build/$mod.ko" ] ||
+				die "no $mod.ko built against $entry/kdir (see above)"
+		done
 		[ -z "$key" ] || step_done "$build.inputs" "$key" "$build"/*.ko
 	fi
 	rm -rf "$out/suite"
@@ -235,10 +260,16 @@ fi
 [ ${#patches[@]} -eq 0 ] || name+=+patches
 out=${out:-$TOP/build/vm/$name}
 
-"$TOOLS/deps.sh" || die "missing packages"
-cache_ready
 err=$(mkdir -p -- "$out" 2>&1) || die "cannot make the results directory $out: ${err##*: }"
 [ -w "$out" ] || die "cannot write to the results directory $out (read-only?)"
+# One run per results directory: the lock (fd 7) goes with vm-run.
+{ exec 7>"$out/.lock"; } 2>/dev/null || die "cannot write to the results directory $out"
+flock -n 7 || die "another run is using $out: wait for it to end, or give --out"
+# An earlier run's results go first: a run that fails before the VM leaves none
+# to be taken for its own.
+rm -f -- "$out"/{results.ktap,console.log,serial1.log,qemu.log,guest.state} "$out"/boot-*.ktap
+"$TOOLS/deps.sh" || die "missing packages"
+cache_ready
 [ "$prepare" = 1 ] || need_cmd qemu-system-x86_64
 stale_remove "$(cache_dir)/debs/.download."
 
@@ -255,12 +286,14 @@ for arg in "${suite_args[@]}"; do
 	-h | --help | -l | --list | --list-modules) exec "$runner" "${suite_args[@]}" ;;
 	esac
 done
-"$runner" --list "${suite_args[@]}" >/dev/null || exit 2
+# A usage error is its exit 2 with its usage; any other failure is a broken runner.
+rc=0
+err=$("$runner" --list "${suite_args[@]}" 2>&1 >/dev/null) || rc=$?
+[ -z "$err" ] || printf '%s\n' "$err" >&2
+[ "$rc" -ne 2 ] || [[ $err != *"Usage: "* ]] || exit 2
+[ "$rc" -eq 0 ] || die "$runner --list failed (exit $rc): a runner broken (make -B)?"
 mapfile -t kernel_modules < <("$runner" --list-modules)
 
-# One run per results directory: the lock (fd 7) goes with vm-run.
-{ exec 7>"$out/.lock"; } 2>/dev/null || die "cannot write to the results directory $out"
-flock -n 7 || die "another run is using $out: wait for it to end, or give --out"
 
 # A cached kernel is used only as its checksums say, else made again, once.
 entry=$(kernel_entry) || exit
