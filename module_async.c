@@ -426,8 +426,9 @@ static void usage(FILE *f, const char *prog)
 	fprintf(f,
 		"Usage: %s [options]\n"
 		"Check how module loading interacts with async function calls.\n"
-		"Prints KTAP; exits 0 (pass), 1 (a case failed), 4 (all skipped);\n"
-		"an XFAIL, a known failure of this kernel, fails nothing.\n"
+		"Prints KTAP; exits 0 (pass), 1 (a case failed, or a usage error),\n"
+		"4 (all skipped); an XFAIL, a known failure of this kernel, fails\n"
+		"nothing.\n"
 		"\n"
 		"  -h, --help            this text\n"
 		"  -l, --list            check the other arguments, list the cases\n"
@@ -567,6 +568,7 @@ int main(int argc, char *argv[])
 	size_t i;
 	int opt, idx;
 
+	/* A usage error is KSFT_FAIL: the kselftest runner reads 2 as XFAIL. */
 	while ((opt = getopt_long(argc, argv, "hlc:t:m:", options, NULL)) != -1) {
 		switch (opt) {
 		case 'h':
@@ -582,7 +584,7 @@ int main(int argc, char *argv[])
 				fprintf(stderr, "%s: unknown case: %s\n",
 					argv[0], optarg);
 				usage(stderr, argv[0]);
-				return 2;
+				return KSFT_FAIL;
 			}
 			selected[idx] = true;
 			any_selected = true;
@@ -596,7 +598,7 @@ int main(int argc, char *argv[])
 				fprintf(stderr, "%s: below %d ms an honest load may outlast it\n",
 					argv[0], MIN_TIMEOUT_MS);
 				usage(stderr, argv[0]);
-				return 2;
+				return KSFT_FAIL;
 			}
 			suite.timeout_ms = count;
 			break;
@@ -608,7 +610,7 @@ int main(int argc, char *argv[])
 				fprintf(stderr, "%s: bad --repeat: %s (1 to %d)\n",
 					argv[0], optarg, REPEAT_MAX);
 				usage(stderr, argv[0]);
-				return 2;
+				return KSFT_FAIL;
 			}
 			suite.repeat = count;
 			break;
@@ -618,7 +620,7 @@ int main(int argc, char *argv[])
 					argv[0], optarg, LATENCY_JOBS_MAX,
 					ARRAY_SIZE(suite.latency));
 				usage(stderr, argv[0]);
-				return 2;
+				return KSFT_FAIL;
 			}
 			break;
 		case OPT_FACTS:
@@ -626,7 +628,7 @@ int main(int argc, char *argv[])
 				fprintf(stderr, "%s: bad --facts: %s\n",
 					argv[0], optarg);
 				usage(stderr, argv[0]);
-				return 2;
+				return KSFT_FAIL;
 			}
 			break;
 		case 'm':
@@ -634,33 +636,33 @@ int main(int argc, char *argv[])
 				fprintf(stderr, "%s: --modules-dir too long\n",
 					argv[0]);
 				usage(stderr, argv[0]);
-				return 2;
+				return KSFT_FAIL;
 			}
 			strcpy(suite.modules_dir, optarg);
 			modules_dir_set = true;
 			break;
 		default:
 			usage(stderr, argv[0]);
-			return 2;
+			return KSFT_FAIL;
 		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "%s: unexpected argument: %s\n", argv[0],
 			argv[optind]);
 		usage(stderr, argv[0]);
-		return 2;
+		return KSFT_FAIL;
 	}
 	if (suite.repeat && suite.allow_deadlock) {
 		fprintf(stderr, "%s: --repeat runs the safe suite: not with --allow-deadlock\n",
 			argv[0]);
 		usage(stderr, argv[0]);
-		return 2;
+		return KSFT_FAIL;
 	}
 	if (suite.repeat && suite.nr_latency) {
 		fprintf(stderr, "%s: --latency and --repeat: one or the other\n",
 			argv[0]);
 		usage(stderr, argv[0]);
-		return 2;
+		return KSFT_FAIL;
 	}
 	/*
 	 * Facts from the command line never make an unsafe case safe: a
