@@ -289,15 +289,29 @@ static void case_begin(struct case_ctx *ctx)
 	found_case_begin();
 }
 
+/* The suite's modules: the test modules, then the kernel's; NULL-ended. */
+static const char * const *suite_modules(const struct suite *s)
+{
+	static const char *names[2 * MA_TEST_MODULES_MAX + 1];
+
+	if (!names[0]) {
+		names_add(names, 2 * MA_TEST_MODULES_MAX, s->test_modules);
+		names_add(names, 2 * MA_TEST_MODULES_MAX, kernel_modules());
+	}
+	return names;
+}
+
 /*
  * Put back what the case changed: open every gate, let every job finish,
- * unload every module loaded since the case began. The case itself restored
- * the knobs it changed. After a wedge nothing is waited for or unloaded:
- * every unload would hang (delete_module() syncs all async work too).
+ * unload the suite's modules loaded since the case began and those they
+ * use (never another's, udev's say). The case itself restored the knobs it
+ * changed. After a wedge nothing is waited for or unloaded: every unload
+ * would hang (delete_module() syncs all async work too).
  */
 static void case_cleanup(struct case_ctx *ctx)
 {
 	struct suite *s = ctx->suite;
+	enum ktap_kind kind;
 	long started;
 	size_t i;
 	int ret;
@@ -320,7 +334,7 @@ static void case_cleanup(struct case_ctx *ctx)
 		diag("not unloading anything: every later load and unload would hang");
 		return;
 	}
-	ret = modlist_unload_new(&ctx->before, s->timeout_ms);
+	ret = modlist_unload_new(&ctx->before, suite_modules(s), s->timeout_ms);
 	if (ret == -ETIMEDOUT) {
 		if (verdict_given(ctx))
 			diag("%s", ctx->verdict.reason);
@@ -329,6 +343,13 @@ static void case_cleanup(struct case_ctx *ctx)
 			s->timeout_ms);
 	} else if (ret) {
 		diag("could not unload every module this case loaded");
+		kind = ctx->verdict.kind;
+		if (kind != KTAP_PASS && kind != KTAP_SKIP && kind != KTAP_XFAIL)
+			return;
+		if (kind != KTAP_PASS)
+			diag("%s", ctx->verdict.reason);
+		verdict(ctx, KTAP_FAIL, "did not leave the machine as found: %d module(s) left loaded",
+			ret);
 	}
 }
 
