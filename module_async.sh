@@ -132,7 +132,7 @@ knobs_put_back()
 	put=
 	while read -r v k; do
 		[ -z "$k" ] || put_back "$v" "$k" ||
-			echo "# module_async.sh: cannot put back ${k##*/}=$v"
+			echo "# module_async.sh: cannot put back $k as found ($v)"
 	done <<EOF
 $1
 EOF
