@@ -208,6 +208,7 @@ cleanup()
 	knobs_put_back "$recorded"
 	[ -z "$put" ] || echo "# cleanup: put back as found:$put"
 	rm -f "$state"
+	rmdir "$state_dir" 2>/dev/null
 }
 
 [ -x "$runner" ] || skip_all "runner not built (no $runner): make"

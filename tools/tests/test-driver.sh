@@ -213,7 +213,7 @@ check "... every knob as found after it, the modprobe.d file gone" knobs_are_fou
 check "... said first, on a # line" \
 	grep -q "^# module_async.sh: a killed run's state .*: put back: .*async_probe=N" \
 		<(head -n 1 "$tmp/out")
-check "... no state file left" test ! -e "$MODULE_ASYNC_STATE_DIR/state"
+check "... no state file left, nor its directory" test ! -e "$MODULE_ASYNC_STATE_DIR"
 details="$tmp/out $tmp/err"
 
 rm "$tmp/module_async"
