@@ -324,15 +324,29 @@ static void case_begin(struct case_ctx *ctx)
 	found_case_begin();
 }
 
+/* The suite's modules: the test modules, then the kernel's; NULL-ended. */
+static const char * const *suite_modules(const struct suite *s)
+{
+	static const char *names[2 * MA_TEST_MODULES_MAX + 1];
+
+	if (!names[0]) {
+		names_add(names, 2 * MA_TEST_MODULES_MAX, s->test_modules);
+		names_add(names, 2 * MA_TEST_MODULES_MAX, kernel_modules());
+	}
+	return names;
+}
+
 /*
  * Put back what the case changed: open every gate, let every job finish,
- * unload every module loaded since the case began. The case itself restored
- * the knobs it changed. After a wedge nothing is waited for or unloaded:
- * every unload would hang (delete_module() syncs all async work too).
+ * unload the suite's modules loaded since the case began and those they
+ * use (never another's, udev's say). The case itself restored the knobs it
+ * changed. After a wedge nothing is waited for or unloaded: every unload
+ * would hang (delete_module() syncs all async work too).
  */
 static void case_cleanup(struct case_ctx *ctx)
 {
 	struct suite *s = ctx->suite;
+	enum ktap_kind kind;
 	long started;
 	size_t i;
 	int ret;
@@ -355,7 +369,7 @@ static void case_cleanup(struct case_ctx *ctx)
 		diag("not unloading anything: every later load and unload would hang");
 		return;
 	}
-	ret = modlist_unload_new(&ctx->before, s->timeout_ms);
+	ret = modlist_unload_new(&ctx->before, suite_modules(s), s->timeout_ms);
 	if (ret == -ETIMEDOUT) {
 		if (verdict_given(ctx))
 			diag("%s", ctx->verdict.reason);
@@ -364,6 +378,13 @@ static void case_cleanup(struct case_ctx *ctx)
 			s->timeout_ms);
 	} else if (ret) {
 		diag("could not unload every module this case loaded");
+		kind = ctx->verdict.kind;
+		if (kind != KTAP_PASS && kind != KTAP_SKIP && kind != KTAP_XFAIL)
+			return;
+		if (kind != KTAP_PASS)
+			diag("%s", ctx->verdict.reason);
+		verdict(ctx, KTAP_FAIL, "did not leave the machine as found: %d module(s) left loaded",
+			ret);
 	}
 }
 
@@ -461,8 +482,9 @@ static void usage(FILE *f, const char *prog)
 	fprintf(f,
 		"Usage: %s [options]\n"
 		"Check how module loading interacts with async function calls.\n"
-		"Prints KTAP; exits 0 (pass), 1 (a case failed), 4 (all skipped);\n"
-		"an XFAIL, a known failure of this kernel, fails nothing.\n"
+		"Prints KTAP; exits 0 (pass), 1 (a case failed, or a usage error),\n"
+		"4 (all skipped); an XFAIL, a known failure of this kernel, fails\n"
+		"nothing.\n"
 		"\n"
 		"  -h, --help            this text\n"
 		"  -l, --list            check the other arguments, list the cases\n"
@@ -636,6 +658,7 @@ int main(int argc, char *argv[])
 	int opt, idx, longidx = -1;
 	const char *prefix;
 
+<<<<<<< HEAD
 	while ((opt = getopt_long(argc, argv, "hlc:t:m:", options,
 				  &longidx)) != -1) {
 		prefix = longidx >= 0 ? option_prefix(argv, longidx) : NULL;
@@ -646,6 +669,10 @@ int main(int argc, char *argv[])
 			return 2;
 		}
 		longidx = -1;
+=======
+	/* A usage error is KSFT_FAIL: the kselftest runner reads 2 as XFAIL. */
+	while ((opt = getopt_long(argc, argv, "hlc:t:m:", options, NULL)) != -1) {
+>>>>>>> intree
 		switch (opt) {
 		case 'h':
 			usage(stdout, argv[0]);
@@ -660,7 +687,7 @@ int main(int argc, char *argv[])
 				fprintf(stderr, "%s: unknown case: %s\n",
 					argv[0], optarg);
 				usage(stderr, argv[0]);
-				return 2;
+				return KSFT_FAIL;
 			}
 			selected[idx] = true;
 			any_selected = true;
@@ -670,7 +697,7 @@ int main(int argc, char *argv[])
 					  MAX_TIMEOUT_MS, &count)) {
 				timeout_refused(argv[0], optarg);
 				usage(stderr, argv[0]);
-				return 2;
+				return KSFT_FAIL;
 			}
 			suite.timeout_ms = count;
 			break;
@@ -682,7 +709,7 @@ int main(int argc, char *argv[])
 				fprintf(stderr, "%s: bad --repeat: %s (1 to %d)\n",
 					argv[0], optarg, REPEAT_MAX);
 				usage(stderr, argv[0]);
-				return 2;
+				return KSFT_FAIL;
 			}
 			suite.repeat = count;
 			break;
@@ -692,7 +719,7 @@ int main(int argc, char *argv[])
 					argv[0], optarg, LATENCY_JOBS_MAX,
 					ARRAY_SIZE(suite.latency));
 				usage(stderr, argv[0]);
-				return 2;
+				return KSFT_FAIL;
 			}
 			break;
 		case OPT_FACTS:
@@ -700,7 +727,7 @@ int main(int argc, char *argv[])
 				fprintf(stderr, "%s: bad --facts: %s\n",
 					argv[0], optarg);
 				usage(stderr, argv[0]);
-				return 2;
+				return KSFT_FAIL;
 			}
 			break;
 		case 'm':
@@ -708,33 +735,33 @@ int main(int argc, char *argv[])
 				fprintf(stderr, "%s: --modules-dir too long\n",
 					argv[0]);
 				usage(stderr, argv[0]);
-				return 2;
+				return KSFT_FAIL;
 			}
 			strcpy(suite.modules_dir, optarg);
 			modules_dir_set = true;
 			break;
 		default:
 			usage(stderr, argv[0]);
-			return 2;
+			return KSFT_FAIL;
 		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "%s: unexpected argument: %s\n", argv[0],
 			argv[optind]);
 		usage(stderr, argv[0]);
-		return 2;
+		return KSFT_FAIL;
 	}
 	if (suite.repeat && suite.allow_deadlock) {
 		fprintf(stderr, "%s: --repeat runs the safe suite: not with --allow-deadlock\n",
 			argv[0]);
 		usage(stderr, argv[0]);
-		return 2;
+		return KSFT_FAIL;
 	}
 	if (suite.repeat && suite.nr_latency) {
 		fprintf(stderr, "%s: --latency and --repeat: one or the other\n",
 			argv[0]);
 		usage(stderr, argv[0]);
-		return 2;
+		return KSFT_FAIL;
 	}
 	/*
 	 * Facts from the command line never make an unsafe case safe: a

@@ -3,17 +3,20 @@
 #
 # The kselftest driver of the module_async suite.
 #
-# Finds the C runner, installs a cleanup trap that puts the machine back
-# as it was found should the runner die, and then runs the runner, which
-# checks the prerequisites (root, module support, test modules built for
-# the running kernel, module loading not forbidden by signature
-# enforcement or lockdown) and prints one KTAP result line per case.
+# Finds the C runner, records the system-wide knobs a run may change, runs
+# the runner, which checks the prerequisites (root, module support, test
+# modules built for the running kernel, module loading not forbidden by
+# signature enforcement or lockdown) and prints one KTAP result line per
+# case, and then, in a trap, puts back what a killed runner left changed.
 #
-# A missing prerequisite is a whole-suite SKIP (exit 4) with its reason.
-# Arguments are the runner's (see --help); they are validated before any
-# prerequisite is checked, so a bad option is a usage error (exit 2).
-# Without a built runner none can be: --help says so (exit 2), the rest
-# is the SKIP "runner not built".
+# The knobs as found are kept in $MODULE_ASYNC_STATE_DIR/state (default
+# /run/module_async) during the run: should this script itself be killed,
+# the next run puts them back first, saying so on a "#" line.
+#
+# Exit status (kselftest's): 0 pass, 1 a case failed or a usage error (a bad
+# option, a missing value, a stray word: checked before anything is
+# changed; --help without a built runner, which lists the options), 4 all
+# skipped (a missing prerequisite: a whole-suite SKIP with its reason).
 
 set -u
 
@@ -29,7 +32,17 @@ here=$PWD
 cd -- "$OLDPWD" || exit 1
 runner=${MODULE_ASYNC_RUNNER:-$here/module_async}
 modules_dir=$here/modules
-async_probe_knob=/sys/module/module/parameters/async_probe
+state_dir=${MODULE_ASYNC_STATE_DIR:-/run/module_async}
+state=$state_dir/state
+root=${MODULE_ASYNC_ROOT:-}	# of the knobs: the project's tests set it
+
+# What a run may change system-wide, as the runner writes it: the module
+# loader's async_probe (cases_request.c, probe.c), the freezer's test mode
+# and its timeouts (cases_freeze.c); the modprobe.d file and its directory
+# (cases_request.c), removed if they were not there.
+knobs="$root/sys/module/module/parameters/async_probe $root/sys/power/pm_test
+$root/sys/power/pm_freeze_timeout $root/sys/module/suspend/parameters/pm_test_delay"
+made="$root/run/modprobe.d/module_async.conf $root/run/modprobe.d"
 
 # The test modules the suite may load: those built into the modules
 # directory (modules/Makefile's obj-m). The trap unloads those it finds
@@ -64,6 +77,65 @@ knob_is()
 	knob_value=
 	{ read -r knob_value <"/sys/module/$1/parameters/$2"; } 2>/dev/null
 	[ "$knob_value" = "$3" ]
+}
+
+# read_knob PATH: its value in $value ("" if unreadable); of pm_test's
+# list, "[none] core ... freezer", the one selected.
+read_knob()
+{
+	value=
+	{ read -r value <"$1"; } 2>/dev/null
+	case $value in
+	*\[*\]*) value=${value#*\[}; value=${value%%\]*} ;;
+	esac
+}
+
+# put_back VALUE PATH: PATH as VALUE says ("-": absent), if it is not;
+# what changed in $put.
+put_back()
+{
+	if [ "$1" = - ]; then
+		[ -e "$2" ] || return 0
+		rm -f "$2" 2>/dev/null || rmdir "$2" 2>/dev/null || return 1
+		put="$put $2 (removed)"
+		return 0
+	fi
+	read_knob "$2"
+	[ "$value" != "$1" ] || return 0
+	echo "$1" 2>/dev/null >"$2" || return 1
+	put="$put ${2##*/}=$1 (was $value)"
+}
+
+# knobs_record: each knob's value, "VALUE PATH" a line, in $recorded and
+# in $state (if it can be written).
+knobs_record()
+{
+	recorded=
+	for k in $knobs; do
+		[ -e "$k" ] || continue
+		read_knob "$k"
+		[ -z "$value" ] || recorded="$recorded$value $k
+"
+	done
+	for k in $made; do
+		[ -e "$k" ] || recorded="$recorded- $k
+"
+	done
+	mkdir -p "$state_dir" 2>/dev/null &&
+		printf '%s' "$recorded" >"$state.new" 2>/dev/null &&
+		mv -f "$state.new" "$state" 2>/dev/null
+}
+
+# knobs_put_back LINES: each "VALUE PATH" of LINES put back.
+knobs_put_back()
+{
+	put=
+	while read -r v k; do
+		[ -z "$k" ] || put_back "$v" "$k" ||
+			echo "# module_async.sh: cannot put back $k as found ($v)"
+	done <<EOF
+$1
+EOF
 }
 
 # A test module whose async job started and has not finished once its gate
@@ -133,10 +205,10 @@ cleanup()
 			fi
 		done
 	fi
-	if [ -n "$saved_async_probe" ] && [ -w "$async_probe_knob" ] &&
-	   ! knob_is module async_probe "$saved_async_probe"; then
-		echo "$saved_async_probe" > "$async_probe_knob"
-	fi
+	knobs_put_back "$recorded"
+	[ -z "$put" ] || echo "# cleanup: put back as found:$put"
+	rm -f "$state"
+	rmdir "$state_dir" 2>/dev/null
 }
 
 if [ ! -x "$runner" ]; then
@@ -145,7 +217,7 @@ if [ ! -x "$runner" ]; then
 		-h | --help)
 			echo "${0##*/}: runner not built (no $runner): make;" \
 				"its --help lists the options" >&2
-			exit 2
+			exit 1
 			;;
 		esac
 	done
@@ -177,15 +249,23 @@ loaded_before=
 for mod in $modules; do
 	is_loaded "$mod" && loaded_before="$loaded_before $mod"
 done
-saved_async_probe=
-{ read -r saved_async_probe <"$async_probe_knob"; } 2>/dev/null
+# A bad argument is the runner's usage error (exit 1), before anything is
+# recorded or changed.
+"$runner" --list "$@" >/dev/null 2>&1 || exec "$runner" "$@"
+# A state left by a run killed before its trap: put back first.
+if [ -f "$state" ]; then
+	{ left=$(cat "$state"); } 2>/dev/null
+	knobs_put_back "$left"
+	echo "# module_async.sh: a killed run's state ($state): put back:${put:- nothing, all as found}"
+	rm -f "$state"
+fi
+recorded=
+knobs_record
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM HUP
 
-# The runner checks every argument first, so a bad one (an unknown option,
-# a missing value, a stray word) is a usage error, exit 2, before anything
-# is loaded; then the prerequisites (root, module support, the test
+# The runner checks the prerequisites (root, module support, the test
 # modules built for this kernel, no signature enforcement or lockdown);
 # with MODULE_ASYNC_WHOLE_SUITE_SKIP set, a missing one is a whole-suite
 # SKIP (exit 4) with its reason.

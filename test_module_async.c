@@ -304,7 +304,7 @@ TEST(runner_measures_latency_after_the_selected_cases_only)
 	ktap_check(_metadata, out, expected + 1, 1);
 }
 
-TEST(runner_usage_errors_exit_2_with_nothing_on_stdout)
+TEST(runner_usage_errors_exit_1_with_nothing_on_stdout)
 {
 	static const char * const unknown_case[] = { "--case", "no_such_case", NULL };
 	static const char * const bad_timeout[] = { "--timeout-ms", "0", NULL };
@@ -348,7 +348,7 @@ TEST(runner_usage_errors_exit_2_with_nothing_on_stdout)
 	if (!have_runner())
 		SKIP(return, NO_RUNNER);
 	for (i = 0; i < ARRAY_SIZE(all); i++) {
-		EXPECT_EQ(2, run_runner(all[i], -1, out, sizeof(out)));
+		EXPECT_EQ(KSFT_FAIL, run_runner(all[i], -1, out, sizeof(out)));
 		EXPECT_STREQ("", out);
 	}
 }

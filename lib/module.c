@@ -375,9 +375,82 @@ int modules_dump_loading(void)
 	return count;
 }
 
-int modlist_unload_new(const struct modlist *before, int timeout_ms)
+/* Is @name (normalized) one of @names (NULL-ended)? */
+static bool name_in(const char * const names[], const char *name)
+{
+	char norm[MA_MODULE_NAME_LEN];
+
+	for (; names && *names; names++) {
+		module_name_normalize(norm, *names, sizeof(norm));
+		if (!strcmp(norm, name))
+			return true;
+	}
+	return false;
+}
+
+/* Does the "used by" field @users ("a,b," or "-") name one of @mine? */
+static bool used_by_one_of(const char *users, const struct modlist *mine)
+{
+	char user[MA_MODULE_NAME_LEN];
+	size_t n;
+
+	while (*users) {
+		n = strcspn(users, ",");
+		if (n && n < sizeof(user)) {
+			memcpy(user, users, n);
+			user[n] = '\0';
+			if (modlist_has(mine, user))
+				return true;
+		}
+		users += n + !!users[n];
+	}
+	return false;
+}
+
+int modlist_ours(const char *file, const struct modlist *before,
+		 const char * const ours[], struct modlist *mine)
 {
 	static struct modlist now;
+	static char users[MODLIST_MAX][256];
+	char line[1024];
+	bool grew = true;
+	unsigned int i;
+	FILE *f;
+
+	mine->nr = 0;
+	now.nr = 0;
+	f = fopen(file, "re");
+	if (!f)
+		return -errno;
+	/* "name size refcount users state address [taints]" */
+	while (now.nr < MODLIST_MAX && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%55s %*s %*s %255s", now.name[now.nr],
+			   users[now.nr]) == 2 &&
+		    !modlist_has(before, now.name[now.nr]))
+			now.nr++;
+	}
+	fclose(f);
+	for (i = 0; i < now.nr; i++)
+		if (name_in(ours, now.name[i]))
+			strcpy(mine->name[mine->nr++], now.name[i]);
+	/* What they use, and what that uses, until nothing is added. */
+	while (grew) {
+		grew = false;
+		for (i = 0; i < now.nr; i++) {
+			if (modlist_has(mine, now.name[i]) ||
+			    !used_by_one_of(users[i], mine))
+				continue;
+			strcpy(mine->name[mine->nr++], now.name[i]);
+			grew = true;
+		}
+	}
+	return 0;
+}
+
+int modlist_unload_new(const struct modlist *before, const char * const ours[],
+		       int timeout_ms)
+{
+	static struct modlist now, mine;
 	long long end = now_us() + timeout_ms * 1000LL;
 	bool progress = true, busy = false, last_round = false;
 	unsigned int i;
@@ -389,6 +462,8 @@ int modlist_unload_new(const struct modlist *before, int timeout_ms)
 	 * hold it a while after the load returned) is tried again a
 	 * millisecond later, until @timeout_ms.
 	 */
+	if (modlist_ours("/proc/modules", before, ours, &mine))
+		return -1;
 	while (!last_round) {
 		last_round = !progress && !(busy && now_us() < end);
 		if (!progress && busy)
@@ -399,7 +474,7 @@ int modlist_unload_new(const struct modlist *before, int timeout_ms)
 		if (modlist_read(&now))
 			return -1;
 		for (i = 0; i < now.nr; i++) {
-			if (modlist_has(before, now.name[i]))
+			if (!modlist_has(&mine, now.name[i]))
 				continue;
 			ret = module_unload(now.name[i], timeout_ms);
 			if (!ret) {

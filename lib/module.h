@@ -98,10 +98,20 @@ bool modlist_has(const struct modlist *list, const char *name);
 int modules_dump_loading(void);
 
 /*
- * Unload every module loaded since @before was read, dependents first,
- * each with a bound of @timeout_ms. Returns how many are left loaded, or
- * -ETIMEDOUT at the first unload that did not return (the kernel is stuck).
+ * Of the modules @file (as /proc/modules) lists and @before does not: those
+ * named in @ours (NULL-ended) and those they use, directly or not, in
+ * @mine. Another's (udev's, say) are not. 0 or -errno.
  */
-int modlist_unload_new(const struct modlist *before, int timeout_ms);
+int modlist_ours(const char *file, const struct modlist *before,
+		 const char * const ours[], struct modlist *mine);
+
+/*
+ * Unload the modules modlist_ours() finds loaded since @before was read,
+ * dependents first, each with a bound of @timeout_ms. Returns how many are
+ * left loaded, or -ETIMEDOUT at the first unload that did not return (the
+ * kernel is stuck).
+ */
+int modlist_unload_new(const struct modlist *before, const char * const ours[],
+		       int timeout_ms);
 
 #endif /* MA_MODULE_H */

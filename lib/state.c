@@ -164,7 +164,9 @@ int state_diff(const struct ma_state *before, const struct ma_state *now,
 	for (i = 0; i < now->nr_modules; i++) {
 		m = &now->modules[i];
 		was = find_module(before, m->name);
-		if (!was) {
+		if (!was && counted && !counts(counted, m->name)) {
+			continue;	/* not the suite's: another loaded it */
+		} else if (!was) {
 			add(buf, len, &used, "left loaded: %s", m->name);
 			count++;
 		} else if (was->refs != m->refs && counts(counted, m->name)) {

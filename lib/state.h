@@ -42,9 +42,10 @@ int state_read(struct ma_state *st, const char *proc_modules,
  * How @now differs from @before, in @buf ("" if it does not), each
  * difference in words ("left loaded: ma_plain", "unloaded: loop",
  * "null_blk used by 1, was 0", "<path>: Y, was N"), "; " between them.
- * Reference counts are compared for the modules named in @counted
- * (NULL-ended; NULL: every module): on a machine in use, others change
- * for reasons of their own (a sound card's, while a program plays).
+ * Reference counts are compared, and a module loaded since is named, for
+ * the modules in @counted (NULL-ended; NULL: every module): on a machine
+ * in use, others change for reasons of their own (a sound card's, while a
+ * program plays; udev's loads).
  * Returns the number of differences.
  */
 int state_diff(const struct ma_state *before, const struct ma_state *now,

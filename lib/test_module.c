@@ -83,6 +83,45 @@ TEST(module_list_from_proc_modules)
 	free(list);
 }
 
+/*
+ * Of the modules loaded since: the suite's and what they use, not one
+ * another loaded meanwhile (sg, by udev), nor one loaded before (loop).
+ */
+TEST(only_the_suites_modules_and_what_they_use_are_ours)
+{
+	static const char * const ours[] = { "ma_plain", "scsi_debug", "sd_mod", NULL };
+	char *dir = make_temp_dir();
+	struct modlist *before = malloc(sizeof(*before));
+	struct modlist *mine = malloc(sizeof(*mine));
+	char path[PATH_MAX];
+
+	ASSERT_NE(NULL, dir);
+	ASSERT_NE(NULL, before);
+	ASSERT_NE(NULL, mine);
+	snprintf(path, sizeof(path), "%s/modules", dir);
+	write_file(path, "loop 32768 0 - Live 0x0000000000000000\n");
+	ASSERT_EQ(0, modlist_read_file(before, path));
+	write_file(path,
+		   "sg 40960 0 - Live 0x0000000000000000\n"
+		   "sd_mod 61440 0 - Live 0x0000000000000000\n"
+		   "t10_pi 16384 1 sd_mod, Live 0x0000000000000000\n"
+		   "crc64_rocksoft 16384 1 t10_pi, Live 0x0000000000000000\n"
+		   "scsi_debug 241664 0 - Live 0x0000000000000000\n"
+		   "loop 32768 1 scsi_debug, Live 0x0000000000000000\n");
+	ASSERT_EQ(0, modlist_ours(path, before, ours, mine));
+	EXPECT_EQ(4, mine->nr);
+	EXPECT_TRUE(modlist_has(mine, "sd_mod"));
+	EXPECT_TRUE(modlist_has(mine, "scsi_debug"));
+	EXPECT_TRUE(modlist_has(mine, "t10_pi"));
+	EXPECT_TRUE(modlist_has(mine, "crc64_rocksoft"));
+	EXPECT_FALSE(modlist_has(mine, "sg"));
+	EXPECT_FALSE(modlist_has(mine, "loop"));
+	remove_tree(dir);
+	free(dir);
+	free(before);
+	free(mine);
+}
+
 /* .modinfo as a .ko holds it, between other sections' bytes. */
 static const char modinfo[] =
 	"\177ELF...vermagic=not-at-a-string-start\0"

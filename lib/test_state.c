@@ -96,6 +96,23 @@ TEST_F(state, only_counted_modules_refcounts_compared)
 	EXPECT_STREQ("loop used by 1, was 0", self->diff);
 }
 
+TEST_F(state, a_module_another_loaded_is_no_difference)
+{
+	static const char * const counted[] = { "ma_plain", NULL };
+
+	write_file(self->modules, "sg 40960 0 - Live 0x0000000000000000\n"
+		   MODULES_FOUND);
+	ASSERT_EQ(0, state_read(&self->now, self->modules, self->watched));
+	EXPECT_EQ(0, state_diff(&self->before, &self->now, counted,
+				self->diff, sizeof(self->diff)));
+	write_file(self->modules, "ma_plain 16384 0 - Live 0x0000000000000000 (O)\n"
+		   MODULES_FOUND);
+	ASSERT_EQ(0, state_read(&self->now, self->modules, self->watched));
+	EXPECT_EQ(1, state_diff(&self->before, &self->now, counted,
+				self->diff, sizeof(self->diff)));
+	EXPECT_STREQ("left loaded: ma_plain", self->diff);
+}
+
 TEST_F(state, a_knob_and_a_device_left_are_named)
 {
 	char dev[PATH_MAX];

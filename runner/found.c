@@ -5,7 +5,8 @@
  * difference fails the case that made it, printed ("# left as found:
  * no: ..."), and one at the end of the run fails the run (exit 1).
  *
- * The state (lib/state.h): the loaded modules, the reference counts of the
+ * The state (lib/state.h): the loaded modules (one another loads meanwhile,
+ * udev say, is no difference), the reference counts of the
  * suite's modules (the test modules, the kernel's that the cases load),
  * every knob the suite writes (module.async_probe, its modprobe.d file,
  * the freezer's test mode and its timeouts),

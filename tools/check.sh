@@ -15,7 +15,7 @@ shell        bash -n and shellcheck of every script, Python's syntax, mypy --str
 build        the runner with -Werror; it and lib's tests with each KSFT_SERIES kselftest.h
 lib          host tests of lib/ and of the runner's KTAP output
 compare      the verdict comparator and the KTAP reader
-driver       module_async.sh: usage errors, whole-suite SKIPs with reasons
+driver       module_async.sh: usage errors (runner.sh: not ok), SKIPs, knobs back after SIGKILL
 inputs       bad input to make vm refused, exit 2, before any work
 tools        the VM tooling (fetch, initramfs, boot)
 add-case     a case added on a copy of the tree, run in a VM

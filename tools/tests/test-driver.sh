@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # test-driver.sh - module_async.sh, the shell driver, with an empty
-# --modules-dir: usage errors exit 2, --help and --list work anywhere, a
-# missing prerequisite is a whole-suite SKIP (exit 4) with its reason.
+# --modules-dir: usage errors exit 1 (kselftest's runner.sh of 6.1 and 7.2
+# report it "not ok"), --help and --list work anywhere, a missing
+# prerequisite is a whole-suite SKIP (exit 4) with its reason; the knobs a
+# run changes are put back after a runner killed with SIGKILL, and by the
+# next run after the driver itself was (a stand-in runner, knobs in files).
 #
 # usage: test-driver.sh RUNNER    (the built module_async binary)
 
@@ -23,6 +26,9 @@ cp "$TOP/module_async.sh" "$1" "$tmp/"
 mkdir "$tmp/empty"
 details="$tmp/out $tmp/err"
 
+# Its state file in the scratch directory: none written on this host's /run.
+export MODULE_ASYNC_STATE_DIR=$tmp/run/module_async
+
 # run ARG...: the driver; stdout in $tmp/out, stderr in $tmp/err, $status.
 run()
 {
@@ -30,17 +36,17 @@ run()
 	"$tmp/module_async.sh" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null || status=$?
 }
 
-# refused WHAT REGEX ARG...: the driver given ARGs exits 2 saying REGEX (-E).
+# refused WHAT REGEX ARG...: the driver given ARGs exits 1 saying REGEX (-E).
 refused()
 {
 	run "${@:3}"
-	check "$1: exit 2, said with the usage on stderr, nothing on stdout" \
+	check "$1: exit 1, said with the usage on stderr, nothing on stdout" \
 		usage_error_says "$2"
 }
 
 usage_error_says()
 {
-	[ "$status" -eq 2 ] && grep -qE -- "$1" "$tmp/err" && grep -q '^Usage:' "$tmp/err" &&
+	[ "$status" -eq 1 ] && grep -qE -- "$1" "$tmp/err" && grep -q '^Usage:' "$tmp/err" &&
 		[ ! -s "$tmp/out" ]
 }
 
@@ -120,14 +126,121 @@ check "missing prerequisite: whole-suite SKIP with a reason" is_skip_document '^
 run --modules-dir "$tmp/empty" --case async_init_completes --timeout-ms 1000
 check "valid options, missing prerequisite: still a SKIP" is_skip_document '^[a-z].{10,}'
 
+# kselftest's runner.sh of SERIES runs the driver with a bad option, as
+# run_kselftest.sh would: its line is "not ok", no XFAIL (exit 2 was one).
+ksft_reads_usage_error()
+{
+	local series=$1 src base
+
+	src=$("$TOOLS/kernel/fetch-source.sh" --series "$series" | tail -n 1) ||
+		{ echo "cannot fetch linux-source-$series" >"$tmp/err"; return 1; }
+	base=$tmp/ksft-$series
+	mkdir -p "$base/module_async"
+	cp -r "$src/tools/testing/selftests/kselftest" "$base/"
+	cp "$tmp/module_async.sh" "$tmp/module_async" "$TOP/settings" "$base/module_async/"
+	# Through a pipe: runner.sh opens /dev/stdout again (on a file, at 0).
+	# shellcheck disable=SC2016 # runner.sh's shell expands them
+	(cd "$base/module_async" && BASE_DIR=$base \
+		KSELFTEST_MODULE_ASYNC_SH_ARGS=--bogus-option \
+		sh -c '. "$BASE_DIR/kselftest/runner.sh" && run_many ./module_async.sh') \
+		2>&1 </dev/null | cat >"$tmp/err"
+	grep -q "^not ok 1 selftests: module_async: module_async.sh # exit=1\$" "$tmp/err" &&
+		! grep -qE "^ok [0-9]+ .*XFAIL" "$tmp/err"
+}
+for series in 6.1 7.2; do
+	check "runner.sh of $series: a usage error is not ok, exit=1" ksft_reads_usage_error "$series"
+done
+
+# The knobs a run may change, in files under $root (module_async.sh's
+# MODULE_ASYNC_ROOT), as found: "RELATIVE-PATH CONTENT" a line.
+root=$tmp/root
+found_knobs='sys/module/module/parameters/async_probe N
+sys/power/pm_test [none] core processors platform devices freezer
+sys/power/pm_freeze_timeout 20000
+sys/module/suspend/parameters/pm_test_delay 5'
+knobs_as_found()
+{
+	local k v
+
+	rm -rf "$root"
+	while read -r k v; do
+		mkdir -p "$root/${k%/*}"
+		echo "$v" >"$root/$k"
+	done <<<"$found_knobs"
+}
+
+# knobs_are_found: each knob as found (pm_test's selected level "none"), no
+# modprobe.d file or directory left; else the differences in $tmp/err.
+knobs_are_found()
+{
+	local k v now
+
+	: >"$tmp/err"
+	while read -r k v; do
+		now=$(cat "$root/$k")
+		[[ $k != */pm_test || $now == '[none]'* ]] || v=none
+		[ "$now" = "$v" ] || echo "$k: $now, found $v" >>"$tmp/err"
+	done <<<"$found_knobs"
+	[ ! -e "$root/run/modprobe.d" ] || echo "run/modprobe.d left" >>"$tmp/err"
+	[ ! -s "$tmp/err" ]
+}
+
+# A stand-in runner: --list checks nothing; "ok" passes; "kill-runner" sets
+# every knob, makes the modprobe.d file and dies by SIGKILL mid-run;
+# "kill-driver" kills the driver that ran it, then itself.
+cat >"$tmp/standin" <<'EOF'
+#!/bin/sh
+for arg; do [ "$arg" != --list ] || exit 0; done
+echo "TAP version 13"
+echo "1..1"
+r=$MODULE_ASYNC_ROOT
+case $STANDIN in
+ok) echo "ok 1 standin"; exit 0 ;;
+esac
+echo Y >"$r/sys/module/module/parameters/async_probe"
+echo freezer >"$r/sys/power/pm_test"
+echo 1000 >"$r/sys/power/pm_freeze_timeout"
+echo 0 >"$r/sys/module/suspend/parameters/pm_test_delay"
+mkdir -p "$r/run/modprobe.d"
+echo "options null_blk async_probe=1" >"$r/run/modprobe.d/module_async.conf"
+[ "$STANDIN" != kill-driver ] || kill -KILL "$PPID"
+kill -KILL $$
+EOF
+chmod +x "$tmp/standin"
+standin()
+{
+	STANDIN=$1 MODULE_ASYNC_RUNNER=$tmp/standin MODULE_ASYNC_ROOT=$root run
+}
+details="$tmp/err $tmp/out"
+knobs_as_found
+standin kill-runner
+check "the runner killed (SIGKILL) mid-run: exit 137" test "$status" -eq 137
+check "... every knob as found after it, the modprobe.d file gone" knobs_are_found
+check "... said on a # line" grep -q '^# cleanup: put back as found: .*pm_test=none' "$tmp/out"
+check "... no state file left" test ! -e "$MODULE_ASYNC_STATE_DIR/state"
+
+knobs_as_found
+standin kill-driver
+check "the driver killed (SIGKILL) mid-run: its state file left" \
+	test "$status" -eq 137 -a -s "$MODULE_ASYNC_STATE_DIR/state"
+check "... the knobs left changed" eval '! knobs_are_found'
+standin ok
+check "the next run passes" test "$status" -eq 0
+check "... every knob as found after it, the modprobe.d file gone" knobs_are_found
+check "... said first, on a # line" \
+	grep -q "^# module_async.sh: a killed run's state .*: put back: .*async_probe=N" \
+		<(head -n 1 "$tmp/out")
+check "... no state file left, nor its directory" test ! -e "$MODULE_ASYNC_STATE_DIR"
+details="$tmp/out $tmp/err"
+
 rm "$tmp/module_async"
 run --modules-dir "$tmp/empty"
 check "runner not built: SKIP naming it" is_skip_document '^runner not built'
 run --help
 no_runner_said()
 {
-	[ "$status" -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q "runner not built" "$tmp/err"
+	[ "$status" -eq 1 ] && [ ! -s "$tmp/out" ] && grep -q "runner not built" "$tmp/err"
 }
-check "runner not built, --help: exit 2, saying so, no SKIP document" no_runner_said
+check "runner not built, --help: exit 1 (a usage error), saying so, no SKIP document" no_runner_said
 
 checks_summary
