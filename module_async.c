@@ -658,21 +658,18 @@ int main(int argc, char *argv[])
 	int opt, idx, longidx = -1;
 	const char *prefix;
 
-<<<<<<< HEAD
+	/* A usage error is KSFT_FAIL: the kselftest runner reads 2 as XFAIL. */
 	while ((opt = getopt_long(argc, argv, "hlc:t:m:", options,
 				  &longidx)) != -1) {
 		prefix = longidx >= 0 ? option_prefix(argv, longidx) : NULL;
 		if (prefix) {
-			fprintf(stderr, "%s: unknown option: %s (names are whole: --%s)\n",
+			fprintf(stderr, "%s: unknown option: %s (names are whole: --%s)
+",
 				argv[0], prefix, options[longidx].name);
 			usage(stderr, argv[0]);
-			return 2;
+			return KSFT_FAIL;
 		}
 		longidx = -1;
-=======
-	/* A usage error is KSFT_FAIL: the kselftest runner reads 2 as XFAIL. */
-	while ((opt = getopt_long(argc, argv, "hlc:t:m:", options, NULL)) != -1) {
->>>>>>> intree
 		switch (opt) {
 		case 'h':
 			usage(stdout, argv[0]);
