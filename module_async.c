@@ -663,8 +663,7 @@ int main(int argc, char *argv[])
 				  &longidx)) != -1) {
 		prefix = longidx >= 0 ? option_prefix(argv, longidx) : NULL;
 		if (prefix) {
-			fprintf(stderr, "%s: unknown option: %s (names are whole: --%s)
-",
+			fprintf(stderr, "%s: unknown option: %s (names are whole: --%s)\n",
 				argv[0], prefix, options[longidx].name);
 			usage(stderr, argv[0]);
 			return KSFT_FAIL;
