@@ -286,11 +286,12 @@ for arg in "${suite_args[@]}"; do
 	-h | --help | -l | --list | --list-modules) exec "$runner" "${suite_args[@]}" ;;
 	esac
 done
-# A usage error is its exit 2 with its usage; any other failure is a broken runner.
+# A usage error is its exit 1 (kselftest's KSFT_FAIL) with its usage, ours
+# exit 2; any other failure is a broken runner.
 rc=0
 err=$("$runner" --list "${suite_args[@]}" 2>&1 >/dev/null) || rc=$?
 [ -z "$err" ] || printf '%s\n' "$err" >&2
-[ "$rc" -ne 2 ] || [[ $err != *"Usage: "* ]] || exit 2
+[ "$rc" -ne 1 ] || [[ $err != *"Usage: "* ]] || exit 2
 [ "$rc" -eq 0 ] || die "$runner --list failed (exit $rc): a runner broken (make -B)?"
 mapfile -t kernel_modules < <("$runner" --list-modules)
 
