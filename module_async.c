@@ -454,8 +454,6 @@ static struct suite suite = {
 	.policy = POLICY_UNPROBED,
 };
 
-/* --facts, parsed; taken into the suite only with --allow-deadlock. */
-static struct suite facts_arg;
 
 /*
  * On SIGINT/SIGTERM: release held jobs, undo async_probe and the freezer's
@@ -506,10 +504,8 @@ static void usage(FILE *f, const char *prog)
 		"                        the kernel for good (throw-away VMs only)\n"
 		"      --facts LIST      what a load waits for, as an earlier run\n"
 		"                        on this kernel printed it (\"# facts:\"):\n"
-		"                        not measured again; taken only with\n"
-		"                        --allow-deadlock (a resumed VM): without\n"
-		"                        it they are measured, for facts not\n"
-		"                        measured here never make a case safe\n"
+		"                        measured all the same, and where they\n"
+		"                        differ said; never taken for measured\n"
 		"  -m, --modules-dir DIR the test modules (default: the runner's\n"
 		"                        directory + /modules)\n"
 		"\n"
@@ -719,7 +715,7 @@ int main(int argc, char *argv[])
 			}
 			break;
 		case OPT_FACTS:
-			if (facts_parse(&facts_arg, optarg)) {
+			if (facts_parse(&suite, optarg)) {
 				fprintf(stderr, "%s: bad --facts: %s\n",
 					argv[0], optarg);
 				usage(stderr, argv[0]);
@@ -759,17 +755,6 @@ int main(int argc, char *argv[])
 		usage(stderr, argv[0]);
 		return KSFT_FAIL;
 	}
-	/*
-	 * Facts from the command line never make an unsafe case safe: a
-	 * wrong one would wedge this kernel for good. With --allow-deadlock
-	 * nothing is skipped as unsafe, so there they only spare a resumed
-	 * boot the probe (tools/vm/vm-run gives them); without it they
-	 * are measured in this boot, as if not given.
-	 */
-	if (facts_arg.facts_given && suite.allow_deadlock) {
-		memcpy(suite.facts, facts_arg.facts, sizeof(suite.facts));
-		suite.facts_given = true;
-	}
 	/* The module lists, from the table, whole before anything is run. */
 	suite_test_modules(&suite);
 	kernel_modules();
@@ -805,8 +790,6 @@ int main(int argc, char *argv[])
 	ktap_begin(plan);
 	/* Which kernel this is, for a harness that meant to boot one. */
 	kernel_identity(KERNEL_NOTES);
-	if (facts_arg.facts_given && !suite.facts_given)
-		diag("--facts not taken without --allow-deadlock: measured here");
 	suite_check_prerequisites(&suite, SKIP_EACH_CASE);
 	if (!suite.skip_all[0]) {
 		diag("modules: %s, timeout %d ms%s", suite.modules_dir,

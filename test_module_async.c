@@ -382,37 +382,6 @@ TEST(runner_takes_the_timeout_floor)
 	EXPECT_EQ(0, run_runner(args, -1, out, sizeof(out)));
 }
 
-/*
- * --facts never makes an unsafe case safe: without --allow-deadlock the
- * run says it does not take them (and measures); with it they are taken.
- */
-#define FACTS_NOT_TAKEN "# --facts not taken without --allow-deadlock"
-
-TEST(runner_takes_facts_only_with_deadlocks_allowed)
-{
-	static const char * const without[] = {
-		"--facts",
-		"own=yes,worker=yes,unrelated=no,older=no,async_probe=no,async_probe_knob=yes",
-		"--case", "request_module_from_async_kyber-iosched",
-		"--modules-dir", "/nonexistent/modules", NULL,
-	};
-	static const char * const with[] = {
-		"--facts",
-		"own=yes,worker=yes,unrelated=no,older=no,async_probe=no,async_probe_knob=yes",
-		"--case", "request_module_from_async_kyber-iosched",
-		"--allow-deadlock",
-		"--modules-dir", "/nonexistent/modules", NULL,
-	};
-	static char out[16384];
-
-	if (!have_runner())
-		SKIP(return, NO_RUNNER);
-	EXPECT_EQ(4, run_runner(without, -1, out, sizeof(out)));
-	EXPECT_NE(NULL, strstr(out, FACTS_NOT_TAKEN)) TH_LOG("%s", out);
-	EXPECT_EQ(4, run_runner(with, -1, out, sizeof(out)));
-	EXPECT_EQ(NULL, strstr(out, FACTS_NOT_TAKEN)) TH_LOG("%s", out);
-}
-
 TEST(runner_help)
 {
 	static const char * const args[] = { "--help", NULL };

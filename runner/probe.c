@@ -275,8 +275,9 @@ static const char *fact_value(enum fact value)
 /*
  * Facts given as the "# facts:" line prints them (--facts, from an earlier
  * boot of the same kernel), each "name=value", comma-separated: the probe
- * does not measure them again. "unknown" is no value to give. 0, or
- * -EINVAL (nothing set) if @arg is not such a list.
+ * measures them all the same and says where they differ (facts_compare()).
+ * "unknown" is no value to give. 0, or -EINVAL (nothing set) if @arg is
+ * not such a list.
  */
 int facts_parse(struct suite *s, const char *arg)
 {
@@ -307,9 +308,37 @@ int facts_parse(struct suite *s, const char *arg)
 		parsed[id] = values[v];
 		p += n;
 	} while (*p++ == ',');
-	memcpy(s->facts, parsed, sizeof(parsed));
+	memcpy(s->facts_claimed, parsed, sizeof(parsed));
 	s->facts_given = true;
 	return 0;
+}
+
+/*
+ * --facts against this run's: a fact given is never taken for one
+ * measured (made up, or from a boot of another kernel, it would name a
+ * policy this kernel does not have and pass cases it fails). Where they
+ * differ, say so; the measured ones stand.
+ */
+static void facts_compare(const struct suite *s)
+{
+	char line[256];
+	size_t i, n = 0;
+
+	for (i = 0; i < NR_FACTS; i++) {
+		if (s->facts_claimed[i] == FACT_UNMEASURED ||
+		    s->facts_claimed[i] == s->facts[i])
+			continue;
+		n += snprintf(line + n, sizeof(line) - n, "%s%s=%s, measured %s",
+			      n ? "; " : "", fact_names[i],
+			      fact_value(s->facts_claimed[i]),
+			      fact_value(s->facts[i]));
+		if (n >= sizeof(line))
+			break;
+	}
+	if (n)
+		diag("--facts differ from this boot's, which stand: %s", line);
+	else
+		diag("--facts as measured in this boot");
 }
 
 /* A case that measured a fact records it: the probe need not again. */
@@ -486,8 +515,6 @@ void suite_probe_policy(struct case_ctx *ctx)
 	if (s->policy != POLICY_UNPROBED)
 		return;
 	s->policy = POLICY_UNKNOWN;
-	if (s->facts_given)
-		diag("facts as --facts gave them, measured by an earlier boot");
 	gate_keep = true;
 	for (i = 0; i < NR_FACTS; i++)
 		measure(ctx, i);
@@ -499,6 +526,8 @@ void suite_probe_policy(struct case_ctx *ctx)
 		n += snprintf(line + n, sizeof(line) - n, "%s%s=%s",
 			      i ? "," : "", fact_names[i], fact_value(f[i]));
 	diag("facts: %s", line);
+	if (s->facts_given)
+		facts_compare(s);
 	for (i = 0; i < NR_FACTS; i++)
 		if (f[i] == FACT_UNKNOWN)
 			break;

@@ -99,7 +99,9 @@ struct suite {
 	enum task_view view;	/* how a load is seen held (lib/tasks.h) */
 	enum policy policy;
 	enum fact facts[NR_FACTS];
-	bool facts_given;	/* by --facts: not measured in this run */
+	/* --facts: compared with what this run measures, never taken */
+	enum fact facts_claimed[NR_FACTS];
+	bool facts_given;
 	const char *test_modules[MA_TEST_MODULES_MAX + 1];	/* NULL-ended */
 };
 

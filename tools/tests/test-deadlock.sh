@@ -58,7 +58,8 @@ lab_misfiled()
 readonly unsafe_case=request_module_from_async_kyber-iosched
 readonly false_facts=own=yes,worker=yes,unrelated=no,older=no,async_probe=no,async_probe_knob=yes
 
-# facts_check: false --facts without --allow-deadlock: the case measured, skipped, nothing wedged.
+# facts_check: false --facts, without --allow-deadlock (the case measured, skipped, nothing
+# wedged) and with it (measured all the same, the difference said).
 facts_check()
 {
 	local dir=$out/stock-facts verdict ok=false
@@ -72,6 +73,20 @@ facts_check()
 		grep -q '^# kernel wedged by' "$dir/results.ktap" || ok=true
 	details=$out.stock.facts.log check \
 		"stock: --facts calling $unsafe_case safe: skipped without --allow-deadlock" "$ok"
+	# With it too they are measured: a safe case that the false facts
+	# would pass skips, its kernel's policy named.
+	dir=$out/stock-facts-allowed ok=false
+	rm -rf "$dir"
+	run_to "$out.stock.facts-allowed.log" "$TOOLS/vm/vm.sh" --kernel stock --out "$dir" \
+		--allow-deadlock -- --facts "$false_facts" --case plain_load_skips_unrelated_async
+	verdict=$("$KTAP" verdict plain_load_skips_unrelated_async "$dir/results.ktap" \
+		2>/dev/null) || verdict=''
+	[ "$rc" -ne 4 ] || [ "$verdict" != skip ] ||
+		[ "$("$KTAP" policy "$dir/results.ktap")" != always-sync ] ||
+		! grep -q "^# --facts differ from this boot's, which stand: .*unrelated=no, measured yes" \
+			"$dir/results.ktap" || ok=true
+	details=$out.stock.facts-allowed.log check \
+		"stock: false --facts with --allow-deadlock: measured, said, the policy always-sync" "$ok"
 }
 
 # prepare_kernel NAME: NAME fetched or built, outside the run's bound.
