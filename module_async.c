@@ -232,9 +232,6 @@ static const struct ma_case cases[] = {
 	{ "concurrent_loads_wait_for_their_own", SAFE,
 	  case_concurrent_loads_wait_for_their_own,
 	  MODULES("ma_overlap", "ma_overlap_twin"), NULL },
-	{ "same_task_loads_after_failed_init", SAFE,
-	  case_same_task_loads_after_failed_init,
-	  MODULES("ma_fail", "ma_async_init"), NULL },
 	{ "worker_chain_completes", SAFE, case_worker_chain_completes,
 	  MODULES("ma_worker_chain"), NULL },
 	{ "workqueue_handoff_from_job_completes", SAFE,
@@ -244,6 +241,9 @@ static const struct ma_case cases[] = {
 	  MODULES("ma_gate", "ma_storm_0", "ma_storm_1", "ma_storm_2",
 		  "ma_storm_3", "ma_storm_4", "ma_storm_5", "ma_storm_6",
 		  "ma_storm_7"), NULL },
+	{ "same_task_loads_after_failed_init", SAFE,
+	  case_same_task_loads_after_failed_init,
+	  MODULES("ma_fail", "ma_async_init"), NULL },
 };
 
 /*
