@@ -383,7 +383,8 @@ static void case_cleanup(struct case_ctx *ctx)
 			return;
 		if (kind != KTAP_PASS)
 			diag("%s", ctx->verdict.reason);
-		verdict(ctx, KTAP_FAIL, "did not leave the machine as found: %d module(s) left loaded",
+		verdict(ctx, KTAP_FAIL,
+			"did not leave the machine as found: %d module(s) left loaded",
 			ret);
 	}
 }
@@ -454,7 +455,6 @@ static struct suite suite = {
 	.policy = POLICY_UNPROBED,
 };
 
-
 /*
  * On SIGINT/SIGTERM: release held jobs, undo async_probe and the freezer's
  * test mode, then go.
@@ -480,7 +480,7 @@ static void usage(FILE *f, const char *prog)
 	fprintf(f,
 		"Usage: %s [options]\n"
 		"Check how module loading interacts with async function calls.\n"
-		"Prints KTAP; exits 0 (pass), 1 (a case failed, or a usage error),\n"
+		"Prints KTAP; exits 0 (pass), 1 (a case failed, or bad arguments),\n"
 		"4 (all skipped); an XFAIL, a known failure of this kernel, fails\n"
 		"nothing.\n"
 		"\n"

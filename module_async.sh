@@ -132,7 +132,7 @@ knobs_put_back()
 	put=
 	while read -r v k; do
 		[ -z "$k" ] || put_back "$v" "$k" ||
-			echo "# module_async.sh: cannot put back $k as found ($v)"
+			echo "# cannot put back $k as found ($v)"
 	done <<EOF
 $1
 EOF
@@ -256,7 +256,8 @@ done
 if [ -f "$state" ]; then
 	{ left=$(cat "$state"); } 2>/dev/null
 	knobs_put_back "$left"
-	echo "# module_async.sh: a killed run's state ($state): put back:${put:- nothing, all as found}"
+	echo "# a killed run's state ($state): put back:${put:- nothing," \
+		"all as found}"
 	rm -f "$state"
 fi
 recorded=

@@ -148,7 +148,8 @@ ksft_reads_usage_error()
 		! grep -qE "^ok [0-9]+ .*XFAIL" "$tmp/err"
 }
 for series in 6.1 7.2; do
-	check "runner.sh of $series: a usage error is not ok, exit=1" ksft_reads_usage_error "$series"
+	check "runner.sh of $series: a usage error is not ok, exit=1" \
+		ksft_reads_usage_error "$series"
 done
 
 # The knobs a run may change, in files under $root (module_async.sh's
@@ -228,7 +229,7 @@ standin ok
 check "the next run passes" test "$status" -eq 0
 check "... every knob as found after it, the modprobe.d file gone" knobs_are_found
 check "... said first, on a # line" \
-	grep -q "^# module_async.sh: a killed run's state .*: put back: .*async_probe=N" \
+	grep -q "^# a killed run's state .*: put back: .*async_probe=N" \
 		<(head -n 1 "$tmp/out")
 check "... no state file left, nor its directory" test ! -e "$MODULE_ASYNC_STATE_DIR"
 details="$tmp/out $tmp/err"

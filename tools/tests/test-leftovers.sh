@@ -99,7 +99,7 @@ details=$doc check "module_async.sh killed with its runner while async_probe was
 details=$doc check "... async_probe left set" \
 	not_line "# knobs before the next run: $before"
 details=$doc check "the next run put it back first, saying so" \
-	said "^# module_async.sh: a killed run's state .*: put back: .*async_probe=${before%% *} "
+	said "^# a killed run's state .*: put back: .*async_probe=${before%% *} "
 details=$doc check "after it, async_probe and pm_test as found ($before)" \
 	line "# knobs after: $before"
 
