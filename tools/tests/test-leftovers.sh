@@ -90,10 +90,10 @@ killed_with()
 {
 	[ -n "$before" ] && [[ $(sed -n "s/^# knobs when the $1 was killed: //p" "$doc") =~ $2 ]]
 }
-details=$doc check "the runner killed while pm_test was set" \
-	killed_with runner "^${before%% *} [^[]"
-details=$doc check "... module_async.sh's trap put pm_test back" \
-	said '^# runner killed: # cleanup: put back as found: .*pm_test=none'
+details=$doc check "the runner killed while async_probe was set" \
+	killed_with runner "^[^${before%% *}] "
+details=$doc check "... module_async.sh's trap put it back" \
+	said "^# runner killed: # cleanup: put back as found: .*async_probe=${before%% *} "
 details=$doc check "module_async.sh killed with its runner while async_probe was set" \
 	killed_with driver "^[^${before%% *}] \\[none\\]"
 details=$doc check "... async_probe left set" \
