@@ -32,7 +32,8 @@ within()
 	return 1
 }
 
-# async_probe as a case sets it.
+# async_probe as the policy probe sets it (for freeze_during_held_load,
+# long enough to be seen).
 knob_set()
 {
 	knobs
@@ -70,7 +71,7 @@ for victim in runner driver; do
 	try=1
 	while :; do
 		"$here/driver.sh" --case async_probe_skips_unrelated_async \
-			>/run/killed.out 2>&1 &
+			--case freeze_during_held_load >/run/killed.out 2>&1 &
 		driver=$!
 		within 60 caught && break
 		wait "$driver"
