@@ -24,7 +24,7 @@ via          the suite in a VM through an installed run_kselftest.sh
 checkpatch   checkpatch.pl --strict: no finding but those tools/lint.exceptions keeps
 sparse       the test modules with C=2 W=1 on each generation: no warning or old workqueue
 matrix       the suite on every kernel of tools/expected/verdicts (5 min)
-leftovers    what a killed run leaves behind, the next removes; a killed suite's knobs (VM)
+leftovers    what a killed run leaves behind, the next run removes
 reliability  tools/reliability --quick
 ktap         the matrix's documents by the kernel's KTAP parser; KernelCI's test IDs
 deadlock     the suite with deadlocks allowed, resumed in fresh VMs

@@ -3,9 +3,6 @@
 #
 # test-leftovers.sh - a killed run's .download.<pid>.* and mkinitramfs.<pid>.*
 # the next `make vm` removes; a live process's stay, whatever their dates.
-# In the VM (stock kernel, guest-killed.sh): the knobs a killed suite's run
-# changed (its runner killed, then module_async.sh itself), as found after
-# the next run.
 #
 # usage: test-leftovers.sh
 
@@ -63,44 +60,5 @@ for f in "${live[@]}"; do
 done
 verify "the removal is said" \
 	grep -q "removing .download.$dead.test, left behind by process $dead" "$tmp/out"
-
-# The suite's own leftovers: guest-killed.sh as module_async.sh in the image.
-vm=$tmp/vm
-run_to "$tmp/prepare" "$TOOLS/vm/vm.sh" --prepare --out "$vm"
-entry=$(sed -n 's/^entry //p' "$tmp/prepare")
-if [ "$rc" -ne 0 ] || [ ! -d "$vm/suite" ]; then
-	die "vm.sh --prepare failed: $(tail -n 5 "$tmp/prepare")"
-fi
-mv "$vm/suite/module_async.sh" "$vm/suite/driver.sh"
-cp "$TOOLS/tests/guest-killed.sh" "$vm/suite/module_async.sh"
-run_to "$tmp/pack" "$TOOLS/vm/mkinitramfs.sh" --kernel "$entry" --suite "$vm/suite" \
-	--out "$vm/killed.gz"
-[ "$rc" -eq 0 ] || die "mkinitramfs.sh failed: $(tail -n 5 "$tmp/pack")"
-run_to "$tmp/boot" "$TOOLS/vm/vm-run" --kernel "$entry" --initrd "$vm/killed.gz" --out "$vm/out"
-doc=$vm/out/results.ktap
-details="$tmp/boot $doc" check "the guest's last run passes (exit $rc)" test "$rc" -eq 0
-# said REGEX, a line of the document; line LINE, one exactly.
-said() { grep -qE -- "$1" "$doc"; }
-line() { grep -qxF -- "$1" "$doc"; }
-not_line() { ! line "$1"; }
-# "async_probe's value pm_test's list", "N [none] core ... freezer" say.
-before=$(sed -n 's/^# knobs before: //p' "$doc")
-# killed_with WHO REGEX: the knobs when WHO was killed match REGEX.
-killed_with()
-{
-	[ -n "$before" ] && [[ $(sed -n "s/^# knobs when the $1 was killed: //p" "$doc") =~ $2 ]]
-}
-details=$doc check "the runner killed while async_probe was set" \
-	killed_with runner "^[^${before%% *}] "
-details=$doc check "... module_async.sh's trap put it back" \
-	said "^# runner killed: # cleanup: put back as found: .*async_probe=${before%% *} "
-details=$doc check "module_async.sh killed with its runner while async_probe was set" \
-	killed_with driver "^[^${before%% *}] \\[none\\]"
-details=$doc check "... async_probe left set" \
-	not_line "# knobs before the next run: $before"
-details=$doc check "the next run put it back first, saying so" \
-	said "^# a killed run's state .*: put back: .*async_probe=${before%% *} "
-details=$doc check "after it, async_probe and pm_test as found ($before)" \
-	line "# knobs after: $before"
 
 checks_summary
