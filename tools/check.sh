@@ -241,7 +241,7 @@ sparse_one()
 	mkdir -p "$mods"
 	clone_files modules | (cd "$TOP" && xargs -0 cp -t "$mods/")
 	# A module a source, but storm.c's eight (modules/Makefile).
-	sources=$(make -s -C "$mods" list | wc -w)
+	sources=$(make -s --no-print-directory -C "$mods" list | wc -w)
 	make -C "$kdir" KBUILD_EXTMOD="$mods" KCFLAGS="$COMPAT_KCFLAGS" C=2 W=1 modules \
 		>"$log" 2>&1 || rc=$?
 	verify "sparse: the test modules build for $what with C=2 W=1" [ "$rc" -eq 0 ]

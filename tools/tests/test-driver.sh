@@ -79,7 +79,7 @@ settings_bound_covers()
 
 	timeout=$(sed -n 's/^timeout=\([0-9][0-9]*\)$/\1/p' "$TOP/settings")
 	ncases=$(grep -c . "$tmp/out")
-	nmodules=$(make -s -C "$TOP/modules" list | wc -w)
+	nmodules=$(make -s --no-print-directory -C "$TOP/modules" list | wc -w)
 	need=$((ncases * 20 + nmodules * 5 + 20))
 	echo "timeout=$timeout, worst honest run $need s" >"$tmp/err"
 	[ -n "$timeout" ] && [ "$timeout" -ge "$need" ]

@@ -17,7 +17,7 @@ set -euo pipefail
 # shellcheck source=tools/tests/lib-tests.sh
 . "$(dirname "$0")/lib-tests.sh"
 
-TEST_MODULES=$(make -s -C "$TOP/modules" list)
+TEST_MODULES=$(make -s --no-print-directory -C "$TOP/modules" list)
 readonly TEST_MODULES
 
 src='' entry='' out=$TOP/build/intree toplevel=1

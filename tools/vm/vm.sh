@@ -231,7 +231,7 @@ direct_suite()
 		make -s -C "$build" KDIR="$entry/kdir" \
 			KCFLAGS="${KCFLAGS:+$KCFLAGS }$COMPAT_KCFLAGS" >&2 ||
 			die "could not build the test modules against $entry/kdir"
-		for mod in $(make -s -C "$build" list); do
+		for mod in $(make -s --no-print-directory -C "$build" list); do
 			[ -f "$build/$mod.ko" ] ||
 				die "no $mod.ko built against $entry/kdir (see above)"
 		done
