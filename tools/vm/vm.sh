@@ -208,39 +208,60 @@ entry_loads_ok()
 	entry_verify "$1" "${files[@]}"
 }
 
-# direct_suite ENTRY: the suite installed in OUT/suite, printed; its test
-# modules built against ENTRY once for the same inputs.
+# build_modules ENTRY DIR: the test modules built against ENTRY into DIR.
+build_modules()
+{
+	local mod
+
+	# No module of before survives a build that built none (modules/Makefile
+	# only warns where KDIR is no build tree): each is there, new, or none.
+	rm -rf "$2"
+	mkdir -p "$2"
+	cp -p "$TOP"/modules/{*.[ch],Makefile} "$2/"
+	make -s -j"$(nproc)" -C "$2" KDIR="$1/kdir" \
+		KCFLAGS="${KCFLAGS:+$KCFLAGS }$COMPAT_KCFLAGS" >&2 ||
+		die "could not build the test modules against $1/kdir"
+	for mod in $(make -s --no-print-directory -C "$2" list); do
+		[ -f "$2/$mod.ko" ] || die "no $mod.ko built against $1/kdir (see above)"
+	done
+}
+
+# direct_suite ENTRY: the suite installed in OUT/suite, printed.  Its test
+# modules for a cached kernel come from a cache entry of their own, keyed by
+# that kernel's entry and their sources, their checksums verified: every run
+# on one kernel (the matrix, the deadlock runs, a fresh clone's) builds once.
 direct_suite()
 {
-	local entry=$1 build=$out/modules-build key='' mod
+	local entry=$1 build=$out/modules-build key ko kos
 
 	if [ -f "$entry/.complete" ]; then
 		key=$(printf 'kdir %s\n' "$(readlink -f "$entry/kdir")"
 		      cat "$entry/.complete"
 		      files_key "$TOP"/modules/{*.[ch],Makefile} "$TOOLS/compat/modules.h"
 		      tools_key make gcc)
-	fi
-	if [ -n "$key" ] && step_current "$build.inputs" "$key" "$build"/*.ko; then
-		log "test modules up to date ($build.inputs)"
+		ko=$(cache_dir)/modules/$(printf '%s' "$key" | sha256sum | cut -c1-16)
+		entry_lock "$ko"
+		if entry_valid "$ko" "$key" &&
+		   mapfile -t kos < <(cd "$ko" && printf '%s\n' ma_*.ko) &&
+		   entry_verify "$ko" "${kos[@]}"; then
+			log "test modules cached ($ko)"
+		else
+			[ ! -e "$ko" ] || log "${ko##*/}: test modules made again"
+			entry_remove "$ko"
+			entry_tmp "$ko"
+			build_modules "$entry" "$build"
+			cp "$build"/*.ko "$ENTRY_TMP/"
+			(cd "$ENTRY_TMP" && entry_sum ma_*.ko)
+			entry_commit "$ko" "$key"
+		fi
 	else
-		# No module of before survives a build that built none (modules/Makefile
-		# only warns where KDIR is no build tree): each is there, new, or none.
-		rm -f "$build.inputs" "$build"/*.ko
-		mkdir -p "$build"
-		cp -p "$TOP"/modules/{*.[ch],Makefile} "$build/"
-		make -s -C "$build" KDIR="$entry/kdir" \
-			KCFLAGS="${KCFLAGS:+$KCFLAGS }$COMPAT_KCFLAGS" >&2 ||
-			die "could not build the test modules against $entry/kdir"
-		for mod in $(make -s --no-print-directory -C "$build" list); do
-			[ -f "$build/$mod.ko" ] ||
-				die "no $mod.ko built against $entry/kdir (see above)"
-		done
-		[ -z "$key" ] || step_done "$build.inputs" "$key" "$build"/*.ko
+		build_modules "$entry" "$build"
+		ko=$build
 	fi
 	rm -rf "$out/suite"
 	mkdir -p "$out/suite/modules"
 	cp "$TOP/module_async.sh" "$runner" "$TOP/config" "$TOP/settings" "$out/suite/"
-	cp "$build"/*.ko "$out/suite/modules/"
+	cp "$ko"/*.ko "$out/suite/modules/"
 	echo "$out/suite"
 }
 
