@@ -104,7 +104,7 @@ stage()
 		"$TOOLS/tests/test-series.sh" || rc=1
 		return "$rc"
 		;;
-	lib) make -C "$TOP/lib" check OUTPUT="$TOP/build/lib" RUNNER="$runner" ;;
+	lib) make -j"$(nproc)" -C "$TOP/lib" check OUTPUT="$TOP/build/lib" RUNNER="$runner" ;;
 	driver) "$TOOLS/tests/test-driver.sh" "$runner" ;;
 	kernels) "$TOOLS/tests/test-vm-kernels.sh" ;;
 	reliability) "$TOOLS/reliability" --quick ;;
@@ -157,7 +157,7 @@ stage_build()
 		out=$TOP/build/ksft-$series log=$logdir/build-$series.log rc=0
 		make -s -C "$TOP" OUTPUT="$out" KSFT_DIR="$src/tools/testing/selftests" \
 			-B "$out/module_async" &&
-			make -s -C "$TOP/lib" check OUTPUT="$out/lib" RUNNER="$out/module_async" \
+			make -s -j"$(nproc)" -C "$TOP/lib" check OUTPUT="$out/lib" RUNNER="$out/module_async" \
 			KSFT_DIR="$src/tools/testing/selftests" >"$log" 2>&1 ||
 			rc=$?
 		verify "the runner (-Werror), lib's tests with $series's kselftest.h" \
@@ -242,7 +242,7 @@ sparse_one()
 	clone_files modules | (cd "$TOP" && xargs -0 cp -t "$mods/")
 	# A module a source, but storm.c's eight (modules/Makefile).
 	sources=$(make -s --no-print-directory -C "$mods" list | wc -w)
-	make -C "$kdir" KBUILD_EXTMOD="$mods" KCFLAGS="$COMPAT_KCFLAGS" C=2 W=1 modules \
+	make -j"$(nproc)" -C "$kdir" KBUILD_EXTMOD="$mods" KCFLAGS="$COMPAT_KCFLAGS" C=2 W=1 modules \
 		>"$log" 2>&1 || rc=$?
 	verify "sparse: the test modules build for $what with C=2 W=1" [ "$rc" -eq 0 ]
 	[ "$rc" -eq 0 ] || sed 's/^/# /' "$log"

@@ -67,7 +67,7 @@ mapfile -t compat < <(compat_make_args "$selftests")
 
 ksft_make()
 {
-	make -C "$selftests" TARGETS=module_async ${compat[@]+"${compat[@]}"} "$@"
+	make -j"$(nproc)" -C "$selftests" TARGETS=module_async ${compat[@]+"${compat[@]}"} "$@"
 }
 
 # The whole-suite SKIP of this host: the first prerequisite module_async.sh misses.
@@ -185,7 +185,7 @@ if [ "$toplevel" -eq 1 ]; then
 			die "cannot configure $obj"
 	fi
 	verify "top level: make O=... kselftest TARGETS=module_async KDIR=... exits 0" \
-		run "$logs/kselftest" make -C "$tree" O="$obj" kselftest TARGETS=module_async \
+		run "$logs/kselftest" make -j"$(nproc)" -C "$tree" O="$obj" kselftest TARGETS=module_async \
 			KDIR="$kdir" ${compat[@]+"${compat[@]}"}
 	verify "top level: the modules built for $krel" \
 		modules_built_in "$obj/kselftest/module_async/modules"

@@ -62,7 +62,7 @@ builds()
 	rm -rf "$dir"
 	cp -a "$repo/$suite" "$dir" || return 1
 	if [ -f "$dir/modules/Makefile" ]; then
-		make -C "$dir/modules" KDIR="$kdir" || return 1
+		make -j"$(nproc)" -C "$dir/modules" KDIR="$kdir" || return 1
 		compgen -G "$dir/modules/*.ko" || { echo "no modules"; return 1; }
 	fi
 	for f in "$dir"/lib/*.c "$dir"/runner/*.c "$dir"/*.c; do

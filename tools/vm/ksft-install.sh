@@ -85,7 +85,7 @@ rm -rf "$install"
 mkdir -p "$install"
 install=$(cd "$install" && pwd)
 mapfile -t compat < <(compat_make_args "$tree/tools/testing/selftests")
-make -C "$tree/tools/testing/selftests" TARGETS=module_async KDIR="$kdir" \
+make -j"$(nproc)" -C "$tree/tools/testing/selftests" TARGETS=module_async KDIR="$kdir" \
 	${compat[@]+"${compat[@]}"} install INSTALL_PATH="$install" >&2 ||
 	die "make install failed"
 printf '%s\n' "$install"
