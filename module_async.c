@@ -231,7 +231,7 @@ static const struct ma_case cases[] = {
 	  MODULES("ma_slow"), NULL },
 	{ "concurrent_loads_wait_for_their_own", SAFE,
 	  case_concurrent_loads_wait_for_their_own,
-	  MODULES("ma_overlap", "ma_overlap_twin"), NULL },
+	  MODULES("ma_storm_0", "ma_storm_1"), NULL },
 	{ "worker_chain_completes", SAFE, case_worker_chain_completes,
 	  MODULES("ma_worker_chain"), NULL },
 	{ "workqueue_handoff_from_job_completes", SAFE,

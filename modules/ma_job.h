@@ -20,9 +20,9 @@
  *   open       (write 1, 0644) open the gate: a job held on it proceeds
  *   open_first (write 1, 0644) open only the first gate: a chain's first
  *              job's, which then queues the next job, held on the gate
- *              (ma_chained), or the init's (ma_overlap); "open" opens both
+ *              (ma_chained), or the init's (ma_storm_<N>); "open" opens both
  *   started    (int, 0444) 1 once the job runs (and, if gated, waits on it)
- *   held       (int, 0444) how many jobs wait on a gate now (ma_overlap's
+ *   held       (int, 0444) how many jobs wait on a gate now (ma_storm_<N>'s
  *              init too)
  *   chained    (int, 0444) 1 once a job that another job queued runs
  *   done       (int, 0444) 1 once the job (every job, the chained ones

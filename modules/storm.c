@@ -13,6 +13,8 @@
  * "open", then marks "done". The runner (case load_storm) opens the
  * loads' gates one at a time and checks that each load returns once its
  * own job is done, while the others' are held, with "done" 1 at its return.
+ * "held" is 2 once both the job and the init wait: the case
+ * concurrent_loads_wait_for_their_own holds ma_storm_0 and ma_storm_1 so.
  */
 #include <linux/module.h>
 
@@ -22,6 +24,7 @@ MA_KNOB_GATE_MS();
 MA_KNOB_OPEN();
 MA_KNOB_OPEN_FIRST();
 MA_KNOB_STARTED();
+MA_KNOB_HELD();
 MA_KNOB_DONE();
 MA_KNOB_TIMED_OUT();
 

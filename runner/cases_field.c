@@ -221,10 +221,10 @@ static bool overlap_end(struct case_ctx *ctx, struct overlap_load *o,
 }
 
 /*
- * ma_overlap's and ma_overlap_twin's loads, from two tasks, both in their
- * init at once, each init's job queued from its own task and held. Once
- * both inits are back, both loads must be held; opening ma_overlap's gate
- * must let that load return, its job done, while ma_overlap_twin's stays
+ * ma_storm_0's and ma_storm_1's loads, from two tasks, both in their init
+ * at once, each init's job queued from its own task and held. Once both
+ * inits are back, both loads must be held; opening ma_storm_0's gate must
+ * let that load return, its job done, while ma_storm_1's stays
  * held on its own; then that one returns, its job done. A kernel where a
  * load whose init uses async waits for all async work cannot keep this:
  * a skip, as plain_load_skips_unrelated_async's.
@@ -232,7 +232,7 @@ static bool overlap_end(struct case_ctx *ctx, struct overlap_load *o,
 void case_concurrent_loads_wait_for_their_own(struct case_ctx *ctx)
 {
 	static struct overlap_load o[2] = {
-		{ .module = "ma_overlap" }, { .module = "ma_overlap_twin" },
+		{ .module = "ma_storm_0" }, { .module = "ma_storm_1" },
 	};
 	struct suite *s = ctx->suite;
 	enum load_hold hold[2];
