@@ -243,12 +243,8 @@ void case_concurrent_loads_wait_for_their_own(struct case_ctx *ctx)
 	suite_probe_policy(ctx);
 	if (ktap_wedged_by())
 		return;
-	if (s->facts[FACT_UNRELATED] == FACT_YES ||
-	    s->facts[FACT_OLDER] == FACT_YES) {
-		verdict(ctx, KTAP_SKIP,
-			"this kernel waits for unrelated async work on a module init that uses async");
+	if (skip_if_waits_for_all(ctx))
 		return;
-	}
 	ret = suite_view(s);
 	for (i = 0; i < 2; i++) {
 		memset(&o[i].load, 0, sizeof(o[i].load));

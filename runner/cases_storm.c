@@ -50,12 +50,8 @@ void case_load_storm(struct case_ctx *ctx)
 	suite_probe_policy(ctx);
 	if (ktap_wedged_by())
 		return;
-	if (s->facts[FACT_UNRELATED] == FACT_YES ||
-	    s->facts[FACT_OLDER] == FACT_YES) {
-		verdict(ctx, KTAP_SKIP,
-			"this kernel waits for all async work after an init that uses async");
+	if (skip_if_waits_for_all(ctx))
 		return;
-	}
 	ret = suite_view(s);
 	if (ret) {
 		verdict(ctx, ret == -ETIMEDOUT ? KTAP_WEDGED : KTAP_FAIL,

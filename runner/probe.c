@@ -576,6 +576,23 @@ bool would_deadlock(const struct suite *s, enum safety safety)
 }
 
 /*
+ * Where a load whose init uses async waits for work it did not queue
+ * (unrelated or older), loads at once cannot each wait for their own
+ * alone: a case that holds several skips, saying so. True if it skipped.
+ */
+bool skip_if_waits_for_all(struct case_ctx *ctx)
+{
+	const struct suite *s = ctx->suite;
+
+	if (s->facts[FACT_UNRELATED] != FACT_YES &&
+	    s->facts[FACT_OLDER] != FACT_YES)
+		return false;
+	verdict(ctx, KTAP_SKIP,
+		"this kernel waits for all async work after an init that uses async");
+	return true;
+}
+
+/*
  * Does a load here wait for async work an unrelated task queues while its
  * init (which uses no async) runs? What the named policy says; FACT_UNKNOWN
  * where the policy has no name.

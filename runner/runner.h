@@ -245,6 +245,7 @@ int facts_parse(struct suite *s, const char *arg);
 void fact_set(struct suite *s, enum fact_id id, enum fact value);
 void fact_undone_seen(struct suite *s, bool undone);
 bool would_deadlock(const struct suite *s, enum safety safety);
+bool skip_if_waits_for_all(struct case_ctx *ctx);
 enum fact policy_awaits_during_init(const struct suite *s);
 
 /*
