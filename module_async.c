@@ -457,7 +457,8 @@ static struct suite suite = {
 
 /*
  * On SIGINT/SIGTERM: release held jobs, undo async_probe and the freezer's
- * test mode, then go.
+ * test mode, then go: by open(), write(), unlink() and the like alone
+ * (knob.h). A load's child resets both signals (lib/child.c).
  */
 static void on_signal(int sig)
 {

@@ -24,12 +24,31 @@
 #define CHILD_EXIT_MS		1000
 #define CHILD_REAP_STEP_MS	1
 
-#ifndef __NR_close_range
-#define __NR_close_range	436	/* the same on every architecture */
+/*
+ * close_range() (5.9) and pidfd_open() (5.3), by number: the C library may
+ * have no wrapper. Where its headers do not name them they are not called
+ * (ENOSYS, the fallbacks below run): their numbers are not the generic
+ * table's everywhere (alpha, ia64 and MIPS have their own), never guessed.
+ */
+static long sys_close_range(unsigned int first, unsigned int last)
+{
+#ifdef __NR_close_range
+	return syscall(__NR_close_range, first, last, 0);
+#else
+	errno = ENOSYS;
+	return -1;
 #endif
-#ifndef __NR_pidfd_open
-#define __NR_pidfd_open		434	/* the same on every architecture */
+}
+
+static int sys_pidfd_open(pid_t pid)
+{
+#ifdef __NR_pidfd_open
+	return syscall(__NR_pidfd_open, pid, 0);
+#else
+	errno = ENOSYS;
+	return -1;
 #endif
+}
 
 /*
  * The child keeps only stdin, stdout, stderr and its end of the pipe. Any
@@ -42,8 +61,8 @@ static void close_other_fds(int keep)
 	DIR *dir;
 	int fd;
 
-	if ((keep == 3 || !syscall(__NR_close_range, 3, keep - 1, 0)) &&
-	    !syscall(__NR_close_range, keep + 1, ~0U, 0))
+	if ((keep == 3 || !sys_close_range(3, keep - 1)) &&
+	    !sys_close_range(keep + 1, ~0U))
 		return;
 
 	/* Kernels before 5.9: close what /proc/self/fd lists. */
@@ -67,7 +86,10 @@ static void child_main(int report_fd, pid_t parent, child_fn fn, void *arg)
 	ssize_t n;
 
 	close_other_fds(report_fd);
+	/* The runner's handlers put its knobs back: not a child's to do. */
 	signal(SIGPIPE, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
 
 	/*
 	 * Not one byte of the runner's KTAP on stdout comes from a child, and
@@ -148,7 +170,7 @@ static bool child_reap(struct child *c, int timeout_ms)
 
 	if (c->reaped)
 		return true;
-	pfd.fd = syscall(__NR_pidfd_open, c->pid, 0);
+	pfd.fd = sys_pidfd_open(c->pid);
 	if (pfd.fd >= 0) {
 		poll(&pfd, 1, timeout_ms);
 		close(pfd.fd);

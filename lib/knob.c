@@ -25,16 +25,32 @@ const char *knob_root(void)
 	return knob_dir;
 }
 
+/* Append @s at @*at in @buf of @len; false if it does not fit. */
+static bool path_add(char *buf, size_t len, size_t *at, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n >= len - *at)
+		return false;
+	memcpy(buf + *at, s, n + 1);
+	*at += n;
+	return true;
+}
+
+/* By strlen() and memcpy() alone: the signal handler builds paths too. */
 int knob_path(char *buf, size_t len, const char *module, const char *knob)
 {
-	int n;
+	size_t at = 0;
 
-	if (knob)
-		n = snprintf(buf, len, "%s/%s/parameters/%s", knob_dir,
-			     module, knob);
-	else
-		n = snprintf(buf, len, "%s/%s", knob_dir, module);
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+	if (!len)
+		return -ENAMETOOLONG;
+	if (!path_add(buf, len, &at, knob_dir) ||
+	    !path_add(buf, len, &at, "/") ||
+	    !path_add(buf, len, &at, module) ||
+	    (knob && (!path_add(buf, len, &at, "/parameters/") ||
+		      !path_add(buf, len, &at, knob))))
+		return -ENAMETOOLONG;
+	return 0;
 }
 
 int sysfs_read(const char *path, char *buf, size_t len)

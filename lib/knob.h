@@ -20,7 +20,11 @@
 void knob_set_root(const char *dir);
 const char *knob_root(void);
 
-/* Path of a module's knob, or of the module's directory if @knob is NULL. */
+/*
+ * Path of a module's knob, or of the module's directory if @knob is NULL.
+ * It, sysfs_write() and knob_write() are async-signal-safe (open, write,
+ * close, strlen, memcpy): the runner's signal handler calls them.
+ */
 int knob_path(char *buf, size_t len, const char *module, const char *knob);
 
 bool knob_exists(const char *module, const char *knob);

@@ -58,6 +58,22 @@ TEST_F(knobs, path_is_under_the_root)
 	knob_set_root(NULL);
 	ASSERT_EQ(0, knob_path(path, sizeof(path), "module", "async_probe"));
 	EXPECT_STREQ("/sys/module/module/parameters/async_probe", path);
+	ASSERT_EQ(0, knob_path(path, sizeof(path), "ma_fake", NULL));
+	EXPECT_STREQ("/sys/module/ma_fake", path);
+}
+
+/* A path one byte too long for the buffer is refused, never cut short. */
+TEST_F(knobs, path_too_long_is_refused)
+{
+	static const char want[] = "/sys/module/ma_fake/parameters/done";
+	char path[sizeof(want)];
+
+	knob_set_root(NULL);
+	ASSERT_EQ(0, knob_path(path, sizeof(path), "ma_fake", "done"));
+	EXPECT_STREQ(want, path);
+	EXPECT_EQ(-ENAMETOOLONG, knob_path(path, sizeof(path) - 1, "ma_fake",
+					   "done"));
+	EXPECT_EQ(-ENAMETOOLONG, knob_path(path, 0, "ma_fake", "done"));
 }
 
 TEST_F(knobs, read_and_write)
