@@ -446,7 +446,7 @@ static enum fact knob_honoured(struct case_ctx *ctx)
 static void measure(struct case_ctx *ctx, enum fact_id id)
 {
 	struct suite *s = ctx->suite;
-	struct case_ctx probe = *ctx;
+	struct ktap_verdict saved;
 	enum fact awaited;
 
 	if (s->facts[id] != FACT_UNMEASURED || ktap_wedged_by())
@@ -455,14 +455,18 @@ static void measure(struct case_ctx *ctx, enum fact_id id)
 	switch (id) {
 	case FACT_OWN:
 	case FACT_WORKER:
-		/* The case's own measure, its verdict the probe's. */
-		probe.verdict.kind = KTAP_PASS;
-		init_wait(&probe, id);
-		if (probe.verdict.kind == KTAP_WEDGED)
-			ctx->verdict = probe.verdict;
-		else
+		/*
+		 * The case's own measure, under a verdict of its own: the
+		 * case's is kept unless the measure wedged the kernel.
+		 */
+		saved = ctx->verdict;
+		ctx->verdict.kind = KTAP_PASS;
+		init_wait(ctx, id);
+		if (ctx->verdict.kind != KTAP_WEDGED) {
+			ctx->verdict = saved;
 			module_unload(id == FACT_OWN ? "ma_async_init" :
 				      "ma_worker_async", s->timeout_ms);
+		}
 		break;
 	case FACT_UNRELATED:
 		s->facts[id] = unrelated_awaited(ctx, "ma_plain", NULL);
