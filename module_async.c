@@ -316,11 +316,16 @@ static const char *safety_name(enum safety safety)
 
 static void case_begin(struct case_ctx *ctx)
 {
+	int ret;
+
 	ctx->kmsg_ok = !kmsg_open(&ctx->kmsg, false);
 	if (ctx->kmsg_ok)
 		kmsg_reset(&ctx->kmsg, "[ma_");
-	if (modlist_read(&ctx->before))
+	ret = modlist_read(&ctx->before);
+	if (ret) {
+		diag("cannot list the loaded modules: %s", strerror(-ret));
 		ctx->before.nr = 0;
+	}
 	found_case_begin();
 }
 

@@ -321,20 +321,25 @@ int modprobe(const char *const argv[], int timeout_ms)
 int modlist_read_file(struct modlist *list, const char *file)
 {
 	char line[1024];
+	int ret = 0;
 	FILE *f;
 
 	list->nr = 0;
 	f = fopen(file, "re");
 	if (!f)
 		return -errno;
-	while (list->nr < MODLIST_MAX && fgets(line, sizeof(line), f)) {
+	while (fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\t\n ")] = '\0';
 		if (!line[0] || strlen(line) >= MA_MODULE_NAME_LEN)
 			continue;
+		if (list->nr == MODLIST_MAX) {
+			ret = -EOVERFLOW;	/* never a list cut short */
+			break;
+		}
 		strcpy(list->name[list->nr++], line);
 	}
 	fclose(f);
-	return 0;
+	return ret;
 }
 
 int modlist_read(struct modlist *list)
@@ -415,6 +420,7 @@ int modlist_ours(const char *file, const struct modlist *before,
 	char line[1024];
 	bool grew = true;
 	unsigned int i;
+	int ret = 0;
 	FILE *f;
 
 	mine->nr = 0;
@@ -422,14 +428,28 @@ int modlist_ours(const char *file, const struct modlist *before,
 	f = fopen(file, "re");
 	if (!f)
 		return -errno;
-	/* "name size refcount users state address [taints]" */
-	while (now.nr < MODLIST_MAX && fgets(line, sizeof(line), f)) {
+	/*
+	 * "name size refcount users state address [taints]": a list too long
+	 * for the table, or a line or a users field too long for its buffer,
+	 * is an error, never a module or a user left out.
+	 */
+	while (!ret && fgets(line, sizeof(line), f)) {
+		if ((!strchr(line, '\n') && !feof(f)) || now.nr == MODLIST_MAX) {
+			ret = -EOVERFLOW;
+			break;
+		}
+		users[now.nr][0] = '\0';
 		if (sscanf(line, "%55s %*s %*s %255s", now.name[now.nr],
-			   users[now.nr]) == 2 &&
-		    !modlist_has(before, now.name[now.nr]))
+			   users[now.nr]) != 2)
+			continue;
+		if (strlen(users[now.nr]) == sizeof(users[0]) - 1)
+			ret = -EOVERFLOW;	/* the field may go on */
+		else if (!modlist_has(before, now.name[now.nr]))
 			now.nr++;
 	}
 	fclose(f);
+	if (ret)
+		return ret;
 	for (i = 0; i < now.nr; i++)
 		if (name_in(ours, now.name[i]))
 			strcpy(mine->name[mine->nr++], now.name[i]);

@@ -83,6 +83,44 @@ TEST(module_list_from_proc_modules)
 	free(list);
 }
 
+/* More modules than the table holds, a users field too long: an error. */
+TEST(module_list_too_long_is_an_error)
+{
+	static const char * const ours[] = { "ma_plain", NULL };
+	char *dir = make_temp_dir();
+	struct modlist *list = malloc(sizeof(*list));
+	struct modlist *mine = malloc(sizeof(*mine));
+	char path[PATH_MAX], users[300];
+	unsigned int i;
+	FILE *f;
+
+	ASSERT_NE(NULL, dir);
+	ASSERT_NE(NULL, list);
+	ASSERT_NE(NULL, mine);
+	snprintf(path, sizeof(path), "%s/modules", dir);
+	f = fopen(path, "w");
+	ASSERT_NE(NULL, f);
+	for (i = 0; i <= MODLIST_MAX; i++)
+		fprintf(f, "m%u 16384 0 - Live 0x0000000000000000\n", i);
+	fclose(f);
+	EXPECT_EQ(-EOVERFLOW, modlist_read_file(list, path));
+	list->nr = 0;
+	EXPECT_EQ(-EOVERFLOW, modlist_ours(path, list, ours, mine));
+	memset(users, 'u', sizeof(users) - 2);
+	users[sizeof(users) - 2] = ',';
+	users[sizeof(users) - 1] = '\0';
+	f = fopen(path, "w");
+	ASSERT_NE(NULL, f);
+	fprintf(f, "ma_plain 16384 0 - Live 0x0000000000000000\n"
+		   "configfs 57344 2 %s Live 0x0000000000000000\n", users);
+	fclose(f);
+	EXPECT_EQ(-EOVERFLOW, modlist_ours(path, list, ours, mine));
+	remove_tree(dir);
+	free(dir);
+	free(list);
+	free(mine);
+}
+
 /*
  * Of the modules loaded since: the suite's and what they use, not one
  * another loaded meanwhile (sg, by udev), nor one loaded before (loop).
