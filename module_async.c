@@ -649,53 +649,64 @@ static const char *option_prefix(char *argv[], int idx)
 	return arg;
 }
 
-int main(int argc, char *argv[])
+/* What the command line asked for, besides what it set in the suite. */
+struct options {
+	bool selected[ARRAY_SIZE(cases)];
+	bool any_selected;
+	bool modules_dir_set;
+	int list;		/* 'l' or OPT_LIST_MODULES: list, then exit */
+};
+
+/* A usage error: its line, the usage, KSFT_FAIL (runner.sh reads 2 as XFAIL). */
+static int refuse(const char *prog, const char *fmt, ...)
 {
-	bool selected[ARRAY_SIZE(cases)] = { false };
-	bool any_selected = false, modules_dir_set = false, left_as_found;
-	int list = 0;		/* 'l' or OPT_LIST_MODULES: list, then exit */
-	long count;
-	unsigned int plan = 0, k;
-	size_t i;
+	va_list ap;
+
+	if (fmt) {
+		fprintf(stderr, "%s: ", prog);
+		va_start(ap, fmt);
+		vfprintf(stderr, fmt, ap);
+		va_end(ap);
+		fputc('\n', stderr);
+	}
+	usage(stderr, prog);
+	return KSFT_FAIL;
+}
+
+/* Parse the command line into @o and the suite: 0, else the exit status. */
+static int parse_options(int argc, char *argv[], struct options *o)
+{
 	int opt, idx, longidx = -1;
 	const char *prefix;
+	long count;
 
-	/* A usage error is KSFT_FAIL: the kselftest runner reads 2 as XFAIL. */
 	while ((opt = getopt_long(argc, argv, "hlc:t:m:", options,
 				  &longidx)) != -1) {
 		prefix = longidx >= 0 ? option_prefix(argv, longidx) : NULL;
-		if (prefix) {
-			fprintf(stderr, "%s: unknown option: %s (names are whole: --%s)\n",
-				argv[0], prefix, options[longidx].name);
-			usage(stderr, argv[0]);
-			return KSFT_FAIL;
-		}
+		if (prefix)
+			return refuse(argv[0], "unknown option: %s (names are whole: --%s)",
+				      prefix, options[longidx].name);
 		longidx = -1;
 		switch (opt) {
 		case 'h':
 			usage(stdout, argv[0]);
-			return 0;
+			return KSFT_PASS;
 		case 'l':
 		case OPT_LIST_MODULES:
-			list = opt;
+			o->list = opt;
 			break;
 		case 'c':
 			idx = case_index(optarg);
-			if (idx < 0) {
-				fprintf(stderr, "%s: unknown case: %s\n",
-					argv[0], optarg);
-				usage(stderr, argv[0]);
-				return KSFT_FAIL;
-			}
-			selected[idx] = true;
-			any_selected = true;
+			if (idx < 0)
+				return refuse(argv[0], "unknown case: %s", optarg);
+			o->selected[idx] = true;
+			o->any_selected = true;
 			break;
 		case 't':
 			if (!parse_number(optarg, MIN_TIMEOUT_MS,
 					  MAX_TIMEOUT_MS, &count)) {
 				timeout_refused(argv[0], optarg);
-				usage(stderr, argv[0]);
-				return KSFT_FAIL;
+				return refuse(argv[0], NULL);
 			}
 			suite.timeout_ms = count;
 			break;
@@ -703,75 +714,62 @@ int main(int argc, char *argv[])
 			suite.allow_deadlock = true;
 			break;
 		case OPT_REPEAT:
-			if (!parse_count(optarg, REPEAT_MAX, &count)) {
-				fprintf(stderr, "%s: bad --repeat: %s (1 to %d)\n",
-					argv[0], optarg, REPEAT_MAX);
-				usage(stderr, argv[0]);
-				return KSFT_FAIL;
-			}
+			if (!parse_count(optarg, REPEAT_MAX, &count))
+				return refuse(argv[0], "bad --repeat: %s (1 to %d)",
+					      optarg, REPEAT_MAX);
 			suite.repeat = count;
 			break;
 		case OPT_LATENCY:
-			if (!latency_parse(&suite, optarg)) {
-				fprintf(stderr, "%s: bad --latency: %s (1 to %d, %zu at most)\n",
-					argv[0], optarg, LATENCY_JOBS_MAX,
-					ARRAY_SIZE(suite.latency));
-				usage(stderr, argv[0]);
-				return KSFT_FAIL;
-			}
+			if (!latency_parse(&suite, optarg))
+				return refuse(argv[0], "bad --latency: %s (1 to %d, %zu at most)",
+					      optarg, LATENCY_JOBS_MAX,
+					      ARRAY_SIZE(suite.latency));
 			break;
 		case OPT_FACTS:
-			if (facts_parse(&suite, optarg)) {
-				fprintf(stderr, "%s: bad --facts: %s\n",
-					argv[0], optarg);
-				usage(stderr, argv[0]);
-				return KSFT_FAIL;
-			}
+			if (facts_parse(&suite, optarg))
+				return refuse(argv[0], "bad --facts: %s", optarg);
 			break;
 		case 'm':
-			if (strlen(optarg) >= sizeof(suite.modules_dir)) {
-				fprintf(stderr, "%s: --modules-dir too long\n",
-					argv[0]);
-				usage(stderr, argv[0]);
-				return KSFT_FAIL;
-			}
+			if (strlen(optarg) >= sizeof(suite.modules_dir))
+				return refuse(argv[0], "--modules-dir too long");
 			strcpy(suite.modules_dir, optarg);
-			modules_dir_set = true;
+			o->modules_dir_set = true;
 			break;
 		default:
-			usage(stderr, argv[0]);
-			return KSFT_FAIL;
+			return refuse(argv[0], NULL);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "%s: unexpected argument: %s\n", argv[0],
-			argv[optind]);
-		usage(stderr, argv[0]);
-		return KSFT_FAIL;
-	}
-	if (suite.repeat && suite.allow_deadlock) {
-		fprintf(stderr, "%s: --repeat runs the safe suite: not with --allow-deadlock\n",
-			argv[0]);
-		usage(stderr, argv[0]);
-		return KSFT_FAIL;
-	}
-	if (suite.repeat && suite.nr_latency) {
-		fprintf(stderr, "%s: --latency and --repeat: one or the other\n",
-			argv[0]);
-		usage(stderr, argv[0]);
-		return KSFT_FAIL;
-	}
+	if (optind < argc)
+		return refuse(argv[0], "unexpected argument: %s", argv[optind]);
+	if (suite.repeat && suite.allow_deadlock)
+		return refuse(argv[0], "--repeat runs the safe suite: not with --allow-deadlock");
+	if (suite.repeat && suite.nr_latency)
+		return refuse(argv[0], "--latency and --repeat: one or the other");
+	return -1;
+}
+
+int main(int argc, char *argv[])
+{
+	struct options o = { .list = 0 };
+	bool left_as_found;
+	unsigned int plan = 0, k;
+	size_t i;
+	int ret;
+
+	ret = parse_options(argc, argv, &o);
+	if (ret >= 0)
+		return ret;
 	/* The module lists, from the table, whole before anything is run. */
 	suite_test_modules(&suite);
 	kernel_modules();
 	/* Every option was checked: a list follows only valid arguments. */
-	if (list == 'l')
+	if (o.list == 'l')
 		list_cases();
-	if (list == OPT_LIST_MODULES)
+	if (o.list == OPT_LIST_MODULES)
 		list_kernel_modules();
-	if (list)
+	if (o.list)
 		return 0;
-	if (!modules_dir_set)
+	if (!o.modules_dir_set)
 		default_modules_dir(&suite, argv[0]);
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -780,9 +778,9 @@ int main(int argc, char *argv[])
 	signal(SIGTERM, on_signal);
 
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
-		if (!any_selected && !suite.nr_latency)
-			selected[i] = true;
-		plan += selected[i];
+		if (!o.any_selected && !suite.nr_latency)
+			o.selected[i] = true;
+		plan += o.selected[i];
 	}
 	plan += !!suite.nr_latency;
 
@@ -810,7 +808,7 @@ int main(int argc, char *argv[])
 	for (k = 1; k <= (suite.repeat ? suite.repeat : 1); k++) {
 		repeat_begin(&suite, k);
 		for (i = 0; i < ARRAY_SIZE(cases); i++)
-			if (selected[i])
+			if (o.selected[i])
 				run_case(&suite, &cases[i], i, k);
 		repeat_done(&suite, k);
 	}
