@@ -12,6 +12,132 @@
 
 #include "runner.h"
 
+/* Load @module, its job to be held on its gate: false if it cannot start. */
+static bool init_load_start(struct case_ctx *ctx, const char *module,
+			    struct module_load *load, char *path,
+			    size_t path_len, char *params, size_t params_len)
+{
+	struct suite *s = ctx->suite;
+	int ret;
+
+	ret = suite_view(s);
+	if (ret == -ETIMEDOUT) {
+		verdict(ctx, KTAP_WEDGED,
+			"a load or unload of ma_plain did not return within %d ms",
+			s->timeout_ms);
+		return false;
+	}
+	if (ret) {
+		verdict(ctx, KTAP_FAIL,
+			"cannot measure a baseline: %s", strerror(-ret));
+		return false;
+	}
+	snprintf(params, params_len, "gate_ms=%d", gate_ms(s));
+	load->path = path;
+	load->params = params;
+	ret = module_path(s, module, path, path_len);
+	if (!ret)
+		ret = module_load_start(load);
+	if (ret) {
+		verdict(ctx, KTAP_FAIL,
+			"cannot start loading %s: %s", module, strerror(-ret));
+		return false;
+	}
+	return true;
+}
+
+/* The load of @module came back before its job's gate was opened. */
+static void init_returned_early(struct case_ctx *ctx, enum fact_id id,
+				const char *module, const char *older,
+				struct module_load *load, long started)
+{
+	struct suite *s = ctx->suite;
+	int ret;
+
+	ret = module_load_result(load);
+	gate_open(module);
+	if (ret) {
+		verdict(ctx, KTAP_FAIL,
+			"loading %s failed: %s", module, strerror(-ret));
+		return;
+	}
+	diag("load returned after %.1f ms; the job had %s; done=%ld at return",
+	     ms(child_elapsed_us(&load->child)),
+	     started ? "started and was held on its gate" : "not started yet",
+	     load->child.report.has_value ? load->child.report.value : -1L);
+	if (older) {
+		fact_undone_seen(s, true);
+		verdict(ctx, KTAP_FAIL,
+			"the load returned while its async job was still running, %s's older one held",
+			older);
+		return;
+	}
+	fact_set(s, id, FACT_NO);
+	verdict(ctx, KTAP_FAIL,
+		"the load returned while its async job was still running");
+}
+
+/*
+ * The load of @module held since @started_at: open its job's gate (and
+ * then @older's), and judge the load by its return.
+ */
+static void init_release(struct case_ctx *ctx, enum fact_id id,
+			 const char *module, const char *older,
+			 struct module_load *load, long long started_at)
+{
+	struct suite *s = ctx->suite;
+	long long opened_at = now_us();
+	enum child_status status;
+	long timed_out = -1;
+	int ret;
+
+	gate_open(module);
+	if (older) {
+		/* Its own job done, the load may still wait for @older's. */
+		if (job_wait_done(s, module))
+			log_knobs(module);
+		status = module_load_wait(load, 0);
+		diag("its job done, the load %s while %s's older job is held",
+		     status == CHILD_RUNNING ? "is still running" : "returned",
+		     older);
+		gate_open(older);
+	}
+	status = module_load_wait(load, s->timeout_ms);
+	if (status == CHILD_RUNNING) {
+		child_describe(&load->child, "load");
+		log_knobs(module);
+		verdict(ctx, KTAP_WEDGED,
+			"the load did not return within %d ms of the gate opening",
+			s->timeout_ms);
+		return;
+	}
+	ret = module_load_result(load);
+	knob_read_long(module, "timed_out", &timed_out);
+	diag("load held %.1f ms with its job, back %.1f ms after the gate opened",
+	     ms(opened_at - started_at),
+	     ms(load->child.report.end_us - opened_at));
+	diag("at its return: done=%ld, timed_out=%ld",
+	     load->child.report.has_value ? load->child.report.value : -1L,
+	     timed_out);
+	if (ret) {
+		verdict(ctx, KTAP_FAIL,
+			"loading %s failed: %s", module, strerror(-ret));
+	} else if (!load->child.report.has_value ||
+		   load->child.report.value != 1) {
+		if (older)
+			fact_undone_seen(s, true);
+		verdict(ctx, KTAP_FAIL,
+			"the load returned before its async job was done");
+	} else if (timed_out) {
+		verdict(ctx, KTAP_FAIL,
+			"the job was released by its safety timeout, not by the gate");
+	} else if (older) {
+		fact_undone_seen(s, false);
+	} else {
+		fact_set(s, id, FACT_YES);
+	}
+}
+
 /*
  * Load the module of fact @id (FACT_OWN: ma_async_init, FACT_WORKER:
  * ma_worker_async), whose init leads to an async job held on a gate;
@@ -32,35 +158,14 @@ static void init_wait_beside(struct case_ctx *ctx, enum fact_id id,
 	struct module_load load = { .knob_after = "done" };
 	struct suite *s = ctx->suite;
 	char path[PATH_MAX], params[64];
-	long long deadline, started_at, opened_at;
 	enum child_status status = CHILD_RUNNING;
 	enum load_hold hold = LOAD_RUNNING;
-	long started = 0, timed_out = -1;
-	int ret;
+	long long deadline, started_at;
+	long started = 0;
 
-	ret = suite_view(s);
-	if (ret == -ETIMEDOUT) {
-		verdict(ctx, KTAP_WEDGED,
-			"a load or unload of ma_plain did not return within %d ms",
-			s->timeout_ms);
+	if (!init_load_start(ctx, module, &load, path, sizeof(path), params,
+			     sizeof(params)))
 		return;
-	}
-	if (ret) {
-		verdict(ctx, KTAP_FAIL,
-			"cannot measure a baseline: %s", strerror(-ret));
-		return;
-	}
-	snprintf(params, sizeof(params), "gate_ms=%d", gate_ms(s));
-	load.path = path;
-	load.params = params;
-	ret = module_path(s, module, path, sizeof(path));
-	if (!ret)
-		ret = module_load_start(&load);
-	if (ret) {
-		verdict(ctx, KTAP_FAIL,
-			"cannot start loading %s: %s", module, strerror(-ret));
-		return;
-	}
 
 	/* Until the job is held on its gate, or the load is back. */
 	deadline = now_us() + s->timeout_ms * 1000LL;
@@ -94,82 +199,13 @@ static void init_wait_beside(struct case_ctx *ctx, enum fact_id id,
 	if (status == CHILD_RUNNING)
 		hold = load_wait_held(s, &load, s->timeout_ms);
 	if (status != CHILD_RUNNING || hold == LOAD_RETURNED) {
-		ret = module_load_result(&load);
-		gate_open(module);
-		if (ret) {
-			verdict(ctx, KTAP_FAIL,
-				"loading %s failed: %s", module,
-				strerror(-ret));
-			return;
-		}
-		diag("load returned after %.1f ms; the job had %s; done=%ld at return",
-		     ms(child_elapsed_us(&load.child)),
-		     started ? "started and was held on its gate" :
-			       "not started yet",
-		     load.child.report.has_value ? load.child.report.value :
-						   -1L);
-		if (older) {
-			fact_undone_seen(s, true);
-			verdict(ctx, KTAP_FAIL,
-				"the load returned while its async job was still running, %s's older one held",
-				older);
-			return;
-		}
-		fact_set(s, id, FACT_NO);
-		verdict(ctx, KTAP_FAIL,
-			"the load returned while its async job was still running");
+		init_returned_early(ctx, id, module, older, &load, started);
 		return;
 	}
 	if (hold == LOAD_RUNNING)
 		diag("the load neither returned nor was seen held within %d ms",
 		     s->timeout_ms);
-
-	opened_at = now_us();
-	gate_open(module);
-	if (older) {
-		/* Its own job done, the load may still wait for @older's. */
-		if (job_wait_done(s, module))
-			log_knobs(module);
-		status = module_load_wait(&load, 0);
-		diag("its job done, the load %s while %s's older job is held",
-		     status == CHILD_RUNNING ? "is still running" : "returned",
-		     older);
-		gate_open(older);
-	}
-	status = module_load_wait(&load, s->timeout_ms);
-	if (status == CHILD_RUNNING) {
-		child_describe(&load.child, "load");
-		log_knobs(module);
-		verdict(ctx, KTAP_WEDGED,
-			"the load did not return within %d ms of the gate opening",
-			s->timeout_ms);
-		return;
-	}
-	ret = module_load_result(&load);
-	knob_read_long(module, "timed_out", &timed_out);
-	diag("load held %.1f ms with its job, back %.1f ms after the gate opened",
-	     ms(opened_at - started_at),
-	     ms(load.child.report.end_us - opened_at));
-	diag("at its return: done=%ld, timed_out=%ld",
-	     load.child.report.has_value ? load.child.report.value : -1L,
-	     timed_out);
-	if (ret) {
-		verdict(ctx, KTAP_FAIL,
-			"loading %s failed: %s", module, strerror(-ret));
-	} else if (!load.child.report.has_value ||
-		   load.child.report.value != 1) {
-		if (older)
-			fact_undone_seen(s, true);
-		verdict(ctx, KTAP_FAIL,
-			"the load returned before its async job was done");
-	} else if (timed_out) {
-		verdict(ctx, KTAP_FAIL,
-			"the job was released by its safety timeout, not by the gate");
-	} else if (older) {
-		fact_undone_seen(s, false);
-	} else {
-		fact_set(s, id, FACT_YES);
-	}
+	init_release(ctx, id, module, older, &load, started_at);
 }
 
 void init_wait(struct case_ctx *ctx, enum fact_id id)
