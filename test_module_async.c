@@ -167,8 +167,6 @@ TEST(runner_skips_every_case_without_its_modules)
 		"--modules-dir", "/nonexistent/modules", NULL,
 	};
 	static char out[16384];
-	char answer[1024];
-	unsigned int i;
 	int status;
 
 	if (!have_runner())
@@ -178,18 +176,8 @@ TEST(runner_skips_every_case_without_its_modules)
 	ASSERT_TRUE(read_case_names());
 	status = run_runner(args, -1, out, sizeof(out));
 	ktap_check(_metadata, out, case_names, nr_cases);
-	for (i = 0; i < nr_cases; i++) {
-		EXPECT_EQ(0, ktap_ask(out, "verdict", case_names[i], answer,
-				      sizeof(answer)));
-		EXPECT_STREQ("skip", answer) TH_LOG("%s", case_names[i]);
-		EXPECT_EQ(0, ktap_ask(out, "directive", case_names[i], answer,
-				      sizeof(answer)));
-		EXPECT_STREQ("SKIP", answer);
-		EXPECT_EQ(0, ktap_ask(out, "reason", case_names[i], answer,
-				      sizeof(answer)));
-		EXPECT_NE(NULL, strstr(answer, "test modules not built"))
-			TH_LOG("%s: %s", case_names[i], answer);
-	}
+	ktap_expect_every_result(_metadata, out, nr_cases, "skip", "SKIP",
+				 "test modules not built");
 	EXPECT_EQ(4, status);	/* KSFT_SKIP */
 }
 
@@ -197,7 +185,6 @@ TEST(runner_skips_every_case_when_not_root)
 {
 	static const char * const args[] = { NULL };
 	static char out[16384];
-	unsigned int i;
 	int status;
 
 	if (!have_runner())
@@ -209,9 +196,8 @@ TEST(runner_skips_every_case_when_not_root)
 		SKIP(return, "uid 65534 may not run %s", runner_path());
 	ASSERT_NE(NO_SETUID, status);
 	ktap_check(_metadata, out, case_names, nr_cases);
-	for (i = 0; i < nr_cases; i++)
-		ktap_expect_result(_metadata, out, case_names[i], "skip",
-				   "SKIP", "not root");
+	ktap_expect_every_result(_metadata, out, nr_cases, "skip", "SKIP",
+				 "not root");
 	EXPECT_EQ(4, status);
 }
 

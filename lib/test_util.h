@@ -126,6 +126,39 @@ static inline void ktap_expect_result(struct __test_metadata *_metadata,
 }
 
 /*
+ * @doc has @nr results, each with @verdict and @directive, and a reason
+ * that holds @reason: one question to the reader ("causes") for all.
+ */
+static inline void ktap_expect_every_result(struct __test_metadata *_metadata,
+					    const char *doc, unsigned int nr,
+					    const char *verdict,
+					    const char *directive,
+					    const char *reason)
+{
+	static char answer[16384];
+	char *line, *save = NULL, *f[4];
+	unsigned int i, n = 0;
+
+	ASSERT_EQ(0, ktap_ask(doc, "causes", NULL, answer, sizeof(answer)));
+	for (line = strtok_r(answer, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		f[0] = line;
+		for (i = 1; i < 4 && f[i - 1]; i++) {
+			f[i] = strchr(f[i - 1], '\t');
+			if (f[i])
+				*f[i]++ = '\0';
+		}
+		ASSERT_NE(NULL, f[3]) TH_LOG("ktap causes: '%s'", line);
+		EXPECT_STREQ(verdict, f[1]) TH_LOG("verdict of %s", f[0]);
+		EXPECT_STREQ(directive, f[2]) TH_LOG("directive of %s", f[0]);
+		EXPECT_NE(NULL, strstr(f[3], reason))
+			TH_LOG("%s: %s", f[0], f[3]);
+		n++;
+	}
+	EXPECT_EQ(nr, n);
+}
+
+/*
  * @doc is kselftest's whole-suite SKIP for @reason ("skip-all"): a version
  * line, "1..0 # SKIP <reason>" and nothing else ("body").
  */
