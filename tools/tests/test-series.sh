@@ -66,10 +66,12 @@ builds()
 		compgen -G "$dir/modules/*.ko" || { echo "no modules"; return 1; }
 	fi
 	for f in "$dir"/lib/*.c "$dir"/runner/*.c "$dir"/*.c; do
-		[ -f "$f" ] || continue
-		gcc -O2 -Wall -Wextra -Werror -I"$src/$selftests" -c -o "${f%.c}.o" "$f" || return 1
-		objs+=("${f%.c}.o")
+		[ -f "$f" ] && objs+=("${f%.c}.o")
 	done
+	# shellcheck disable=SC2016 # the inner shell expands them
+	[ ${#objs[@]} -eq 0 ] || printf '%s\0' "${objs[@]}" |
+		xargs -0 -P "$(nproc)" -I{} sh -c 'gcc -O2 -Wall -Wextra -Werror -I"$1" \
+			-c -o "$2" "${2%.o}.c"' sh "$src/$selftests" {} || return 1
 	[ ! -f "$dir/module_async.c" ] || gcc -o "$dir/module_async" "${objs[@]}"
 } >"$tmp/build.log" 2>&1
 
