@@ -27,7 +27,7 @@
 /*
  * close_range() (5.9) and pidfd_open() (5.3), by number: the C library may
  * have no wrapper. Where its headers do not name them they are not called
- * (ENOSYS, the fallbacks below run): their numbers are not the generic
+ * (-1: the fallbacks below run): their numbers are not the generic
  * table's everywhere (alpha, ia64 and MIPS have their own), never guessed.
  */
 static long sys_close_range(unsigned int first, unsigned int last)
@@ -35,7 +35,6 @@ static long sys_close_range(unsigned int first, unsigned int last)
 #ifdef __NR_close_range
 	return syscall(__NR_close_range, first, last, 0);
 #else
-	errno = ENOSYS;
 	return -1;
 #endif
 }
@@ -45,7 +44,6 @@ static int sys_pidfd_open(pid_t pid)
 #ifdef __NR_pidfd_open
 	return syscall(__NR_pidfd_open, pid, 0);
 #else
-	errno = ENOSYS;
 	return -1;
 #endif
 }

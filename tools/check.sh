@@ -157,8 +157,9 @@ stage_build()
 		out=$TOP/build/ksft-$series log=$logdir/build-$series.log rc=0
 		make -s -C "$TOP" OUTPUT="$out" KSFT_DIR="$src/tools/testing/selftests" \
 			-B "$out/module_async" &&
-			make -s -j"$(nproc)" -C "$TOP/lib" check OUTPUT="$out/lib" RUNNER="$out/module_async" \
-			KSFT_DIR="$src/tools/testing/selftests" >"$log" 2>&1 ||
+			make -s -j"$(nproc)" -C "$TOP/lib" check OUTPUT="$out/lib" \
+			RUNNER="$out/module_async" KSFT_DIR="$src/tools/testing/selftests" \
+			>"$log" 2>&1 ||
 			rc=$?
 		verify "the runner (-Werror), lib's tests with $series's kselftest.h" \
 			[ "$rc" -eq 0 ]
@@ -242,8 +243,8 @@ sparse_one()
 	clone_files modules | (cd "$TOP" && xargs -0 cp -t "$mods/")
 	# A module a source, but storm.c's eight (modules/Makefile).
 	sources=$(make -s --no-print-directory -C "$mods" list | wc -w)
-	make -j"$(nproc)" -C "$kdir" KBUILD_EXTMOD="$mods" KCFLAGS="$COMPAT_KCFLAGS" C=2 W=1 modules \
-		>"$log" 2>&1 || rc=$?
+	make -j"$(nproc)" -C "$kdir" KBUILD_EXTMOD="$mods" KCFLAGS="$COMPAT_KCFLAGS" C=2 W=1 \
+		modules >"$log" 2>&1 || rc=$?
 	verify "sparse: the test modules build for $what with C=2 W=1" [ "$rc" -eq 0 ]
 	[ "$rc" -eq 0 ] || sed 's/^/# /' "$log"
 	n=$(grep -c '^  CHECK ' "$log") || true

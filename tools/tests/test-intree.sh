@@ -185,8 +185,8 @@ if [ "$toplevel" -eq 1 ]; then
 			die "cannot configure $obj"
 	fi
 	verify "top level: make O=... kselftest TARGETS=module_async KDIR=... exits 0" \
-		run "$logs/kselftest" make -j"$(nproc)" -C "$tree" O="$obj" kselftest TARGETS=module_async \
-			KDIR="$kdir" ${compat[@]+"${compat[@]}"}
+		run "$logs/kselftest" make -j"$(nproc)" -C "$tree" O="$obj" kselftest \
+			TARGETS=module_async KDIR="$kdir" ${compat[@]+"${compat[@]}"}
 	verify "top level: the modules built for $krel" \
 		modules_built_in "$obj/kselftest/module_async/modules"
 	verify "top level: $SKIPPED: SKIP '$skip_reason'" skipped_in "$logs/kselftest"
