@@ -237,7 +237,8 @@ direct_suite()
 	if [ -f "$entry/.complete" ]; then
 		key=$(printf 'kdir %s\n' "$(readlink -f "$entry/kdir")"
 		      cat "$entry/.complete"
-		      files_key "$TOP"/modules/{*.[ch],Makefile} "$TOOLS/compat/modules.h"
+		      # Named from the clone's top: every clone's runs share it.
+		      cd "$TOP" && files_key modules/{*.[ch],Makefile} tools/compat/modules.h
 		      tools_key make gcc)
 		ko=$(cache_dir)/modules/$(printf '%s' "$key" | sha256sum | cut -c1-16)
 		entry_lock "$ko"
