@@ -235,7 +235,7 @@ direct_suite()
 	local entry=$1 build=$out/modules-build key ko kos
 
 	if [ -f "$entry/.complete" ]; then
-		key=$(printf 'kdir %s\n' "$(readlink -f "$entry/kdir")"
+		key=$(printf 'kdir %s\nkcflags %s\n' "$(readlink -f "$entry/kdir")" "${KCFLAGS:-}"
 		      cat "$entry/.complete"
 		      # Named from the clone's top: every clone's runs share it.
 		      cd "$TOP" && files_key modules/{*.[ch],Makefile} tools/compat/modules.h
