@@ -90,7 +90,8 @@
  * unloaded, knobs get their saved values, gates are opened; and checked:
  * a case that leaves the machine otherwise than it found it fails
  * (runner/found.c). --repeat runs the cases again (runner/repeat.c);
- * --latency measures a load beside many held async jobs (runner/latency.c).
+ * --latency measures a load beside many held async jobs, --storm many loads
+ * at once (runner/latency.c).
  *
  * This file is the case table and the run (options, run_case(), the
  * cleanup after each case); the probes, the prerequisites, the cases and
@@ -447,7 +448,7 @@ static void run_case(struct suite *s, const struct ma_case *c, size_t idx,
 	ktap_result(name, &ctx.verdict);
 }
 
-/* --latency's result: run as a case is, not one of the table's. */
+/* --latency's and --storm's result: run as a case is, not one of the table's. */
 static const struct ma_case latency_case = {
 	LATENCY_CASE, SAFE, latency_run, MODULES("ma_gate", "ma_plain"), NULL,
 };
@@ -506,6 +507,8 @@ static void usage(FILE *f, const char *prog)
 		"      --latency N,...   the result latency: a plain load beside N\n"
 		"                        held unrelated async jobs (1 to %d), for\n"
 		"                        each N; no case runs but those --case names\n"
+		"      --storm N,...     in the result latency: N loads at once\n"
+		"                        (1 to %d), each N; as --latency\n"
 		"      --allow-deadlock  run unsafe cases even where they deadlock\n"
 		"                        the kernel for good (throw-away VMs only)\n"
 		"      --facts LIST      what a load waits for, as an earlier run\n"
@@ -538,7 +541,7 @@ static void usage(FILE *f, const char *prog)
 		"they were before (\"# left as found:\"): a case that changed\n"
 		"them fails, a run that did exits 1.\n",
 		prog, DEFAULT_TIMEOUT_MS, MIN_TIMEOUT_MS, REPEAT_MAX,
-		LATENCY_JOBS_MAX);
+		LATENCY_JOBS_MAX, STORM_LOADS_MAX);
 }
 
 static void list_cases(void)
@@ -611,6 +614,7 @@ enum {
 	OPT_LIST_MODULES,
 	OPT_REPEAT,
 	OPT_LATENCY,
+	OPT_STORM,
 	OPT_FACTS,
 };
 
@@ -624,6 +628,7 @@ static const struct option options[] = {
 	{ "modules-dir", required_argument, NULL, 'm' },
 	{ "repeat", required_argument, NULL, OPT_REPEAT },
 	{ "latency", required_argument, NULL, OPT_LATENCY },
+	{ "storm", required_argument, NULL, OPT_STORM },
 	{ "facts", required_argument, NULL, OPT_FACTS },
 	{ NULL, 0, NULL, 0 },
 };
@@ -720,10 +725,20 @@ static int parse_options(int argc, char *argv[], struct options *o)
 			suite.repeat = count;
 			break;
 		case OPT_LATENCY:
-			if (!latency_parse(&suite, optarg))
+			if (!counts_parse(optarg, LATENCY_JOBS_MAX, suite.latency,
+					  &suite.nr_latency,
+					  ARRAY_SIZE(suite.latency)))
 				return refuse(argv[0], "bad --latency: %s (1 to %d, %zu at most)",
 					      optarg, LATENCY_JOBS_MAX,
 					      ARRAY_SIZE(suite.latency));
+			break;
+		case OPT_STORM:
+			if (!counts_parse(optarg, STORM_LOADS_MAX, suite.storm,
+					  &suite.nr_storm,
+					  ARRAY_SIZE(suite.storm)))
+				return refuse(argv[0], "bad --storm: %s (1 to %d, %zu at most)",
+					      optarg, STORM_LOADS_MAX,
+					      ARRAY_SIZE(suite.storm));
 			break;
 		case OPT_FACTS:
 			if (facts_parse(&suite, optarg))
@@ -743,15 +758,15 @@ static int parse_options(int argc, char *argv[], struct options *o)
 		return refuse(argv[0], "unexpected argument: %s", argv[optind]);
 	if (suite.repeat && suite.allow_deadlock)
 		return refuse(argv[0], "--repeat runs the safe suite: not with --allow-deadlock");
-	if (suite.repeat && suite.nr_latency)
-		return refuse(argv[0], "--latency and --repeat: one or the other");
+	if (suite.repeat && (suite.nr_latency || suite.nr_storm))
+		return refuse(argv[0], "--latency or --storm, and --repeat: one or the other");
 	return -1;
 }
 
 int main(int argc, char *argv[])
 {
 	struct options o = { .list = 0 };
-	bool left_as_found;
+	bool left_as_found, measure;
 	unsigned int plan = 0, k;
 	size_t i;
 	int ret;
@@ -772,17 +787,18 @@ int main(int argc, char *argv[])
 	if (!o.modules_dir_set)
 		default_modules_dir(&suite, argv[0]);
 
+	measure = suite.nr_latency || suite.nr_storm;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	diag_set_hook(ktap_diag);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
-		if (!o.any_selected && !suite.nr_latency)
+		if (!o.any_selected && !measure)
 			o.selected[i] = true;
 		plan += o.selected[i];
 	}
-	plan += !!suite.nr_latency;
+	plan += measure;
 
 	if (getenv(WHOLE_SUITE_SKIP_ENV)) {
 		suite_check_prerequisites(&suite, SKIP_WHOLE_SUITE);
@@ -812,7 +828,7 @@ int main(int argc, char *argv[])
 				run_case(&suite, &cases[i], i, k);
 		repeat_done(&suite, k);
 	}
-	if (suite.nr_latency)
+	if (measure)
 		run_case(&suite, &latency_case, ARRAY_SIZE(cases), 1);
 	left_as_found = suite.skip_all[0] || found_run_check();
 	repeat_end(&suite);

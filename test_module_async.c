@@ -267,7 +267,7 @@ TEST(runner_repeats_the_selected_cases_with_names_of_their_own)
 	ktap_check(_metadata, out, expected, ARRAY_SIZE(expected));
 }
 
-/* --latency: its result after the cases --case names, or alone. */
+/* --latency, --storm: their result after the cases --case names, or alone. */
 TEST(runner_measures_latency_after_the_selected_cases_only)
 {
 	static const char * const with_case[] = {
@@ -276,6 +276,10 @@ TEST(runner_measures_latency_after_the_selected_cases_only)
 	};
 	static const char * const alone[] = {
 		"--latency", "5", "--modules-dir", "/nonexistent/modules", NULL,
+	};
+	static const char * const storm[] = {
+		"--storm", "1,8,32", "--modules-dir", "/nonexistent/modules",
+		NULL,
 	};
 	static const char * const expected[] = {
 		"async_init_completes", "latency",
@@ -287,6 +291,8 @@ TEST(runner_measures_latency_after_the_selected_cases_only)
 	EXPECT_EQ(4, run_runner(with_case, -1, out, sizeof(out)));
 	ktap_check(_metadata, out, expected, ARRAY_SIZE(expected));
 	EXPECT_EQ(4, run_runner(alone, -1, out, sizeof(out)));
+	ktap_check(_metadata, out, expected + 1, 1);
+	EXPECT_EQ(4, run_runner(storm, -1, out, sizeof(out)));
 	ktap_check(_metadata, out, expected + 1, 1);
 }
 
@@ -314,6 +320,11 @@ TEST(runner_usage_errors_exit_1_with_nothing_on_stdout)
 	static const char * const latency_repeat[] = {
 		"--latency", "1", "--repeat", "2", NULL,
 	};
+	static const char * const no_loads[] = { "--storm", "0", NULL };
+	static const char * const many_loads[] = { "--storm", "8,65", NULL };
+	static const char * const storm_repeat[] = {
+		"--storm", "8", "--repeat", "2", NULL,
+	};
 	static const char * const facts_unknown[] = {
 		"--facts", "own=yes,worker=unknown", NULL,
 	};
@@ -326,6 +337,7 @@ TEST(runner_usage_errors_exit_1_with_nothing_on_stdout)
 		under_floor, unknown_option,
 		extra_argument, no_repeat, repeat_word, repeat_unsafe,
 		no_jobs, many_jobs, jobs_word, many_counts, latency_repeat,
+		no_loads, many_loads, storm_repeat,
 		facts_unknown, facts_no_fact, facts_trailing,
 	};
 	char out[4096];

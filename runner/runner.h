@@ -11,7 +11,8 @@
  *   evidence.c         the evidence of a deadlock
  *   found.c            the machine left as found, checked
  *   repeat.c           --repeat: verdicts and memory over repetitions
- *   latency.c          --latency: a load's latency against held async jobs
+ *   latency.c          --latency, --storm: a load's latency against held
+ *                      async jobs, and with many loads at once
  *
  * Policy lives here (which case, which verdict); the mechanisms (bounded
  * loads, knobs, the kernel log, stacks) are ../lib's.
@@ -92,6 +93,8 @@ struct suite {
 	unsigned int repeat;	/* --repeat N, 0 without */
 	unsigned int latency[8];	/* --latency N,...: jobs held */
 	unsigned int nr_latency;	/* how many; 0 without */
+	unsigned int storm[8];		/* --storm N,...: loads at once */
+	unsigned int nr_storm;		/* how many; 0 without */
 	char skip_all[256];	/* why every case skips, or "" */
 	long long baseline_us;	/* slowest plain load; -1: not measured */
 	int hold_ms;		/* no view of stacks: held after this long */
@@ -295,13 +298,18 @@ void repeat_done(const struct suite *s, unsigned int k);
 void repeat_compare(struct case_ctx *ctx, size_t idx, unsigned int k);
 void repeat_end(const struct suite *s);
 
-/* latency.c; the most jobs, modules/ma_job.h's MA_JOBS_MAX. */
+/*
+ * latency.c; the most jobs, modules/ma_job.h's MA_JOBS_MAX; the most loads
+ * at once, modules/Makefile's MA_STORM_NR at most.
+ */
 #define LATENCY_JOBS_MAX	1000
+#define STORM_LOADS_MAX		64
 #define LATENCY_CASE		"latency"
 
 int jobs_settle(struct suite *s, const char *module, unsigned int jobs,
 		long *held);
-bool latency_parse(struct suite *s, const char *arg);
+bool counts_parse(const char *arg, unsigned int max, unsigned int *list,
+		  unsigned int *nr, size_t size);
 void latency_run(struct case_ctx *ctx);
 
 /* cases_init.c: a load whose init leads to a held job (FACT_OWN, _WORKER). */

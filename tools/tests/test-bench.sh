@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # test-bench.sh - tools/bench --quick --against HEAD prints its table (the
-# lines table_problem reads, their figures numbers); bad usage is exit 2.
+# lines table_problem reads, their figures numbers: the latency and storm
+# rows, the floor, make vm); bad usage is exit 2.
 #
 # usage: test-bench.sh [--out DIR]   (default: build/check/bench)
 
@@ -21,7 +22,7 @@ table_problem()
 	fig=" +$n +$n +$n +$n( |$)"	# median, min, max and ratio
 	for re in '^module_async bench, .*, [0-9]+ run\(s\)' "^floor stock .*$fig" \
 		  "^make vm \(warm\) stock$fig" "^  the VM run .*$fig" \
-		  "^latency .* job\(s\) held$fig" \
+		  "^latency .* job\(s\) held$fig" "^storm .* 32 load\(s\) at once, per load$fig" \
 		  ${2:+"^make vm \(warm\) stock at $2$fig this tree / $2: $n$"} \
 		  ${2:+"^  the VM run .*$fig this tree / $2: $n$"}; do
 		grep -Eq -- "$re" "$1" || { echo "no line /${re%% +\[0-9\]*}/"; return; }
@@ -33,7 +34,7 @@ sed -n '/^    module_async bench, /,$s/^    //p' "$TOOLS/README" >"$tmp/good"
 verify "the reader takes tools/README's table" [ -z "$(table_problem "$tmp/good")" ]
 for mangle in '/^make vm (warm)/s/ [0-9.]*$/ -/' '/^  the VM run/d' \
 	      '/^floor stock /s/1\.00/ - /' '1d' '/^latency /d' \
-	      '/^latency /s/\(held *\)[0-9][0-9.]*/\1-/'; do
+	      '/^latency /s/\(held *\)[0-9][0-9.]*/\1-/' '/^storm /d'; do
 	sed "$mangle" "$tmp/good" >"$tmp/bad"
 	verify "the reader refuses a table after '$mangle': $(table_problem "$tmp/bad")" \
 		[ -n "$(table_problem "$tmp/bad")" ]

@@ -50,7 +50,9 @@ the guest's console to OUT/console.log.
   -h, --help         this text
 
 Suite arguments after -- go to module_async.sh in the guest (see its
---help), with run_kselftest in KSELFTEST_MODULE_ASYNC_SH_ARGS.
+--help), with run_kselftest in KSELFTEST_MODULE_ASYNC_SH_ARGS. The test
+modules are built with \$KCFLAGS, and \$MA_STORM_NR copies of ma_storm_N
+(8 to 64, default 8: the suite's --storm N needs N).
 EOF
 }
 
@@ -113,6 +115,10 @@ if ! is_source_variant "$kernel"; then
 	[ ! -f "$kernel" ] || [ "$(head -c $((0x206)) -- "$kernel" | tail -c 4)" = HdrS ] ||
 		usage_error "$kernel is no bzImage (no boot protocol header:" \
 			"\"HdrS\" at offset 0x202)"
+fi
+if ! [[ ${MA_STORM_NR:-8} =~ ^[1-9][0-9]?$ ]] || [ "${MA_STORM_NR:-8}" -lt 8 ] ||
+   [ "${MA_STORM_NR:-8}" -gt 64 ]; then
+	usage_error "MA_STORM_NR=$MA_STORM_NR: 8 to 64"
 fi
 if [ -n "$ksrc" ]; then
 	[ -z "$src$dist$kver" ] ||
@@ -235,7 +241,8 @@ direct_suite()
 	local entry=$1 build=$out/modules-build key ko kos
 
 	if [ -f "$entry/.complete" ]; then
-		key=$(printf 'kdir %s\nkcflags %s\n' "$(readlink -f "$entry/kdir")" "${KCFLAGS:-}"
+		key=$(printf 'kdir %s\nkcflags %s\nstorm %s\n' "$(readlink -f "$entry/kdir")" \
+			"${KCFLAGS:-}" "${MA_STORM_NR:-8}"
 		      cat "$entry/.complete"
 		      # Named from the clone's top: every clone's runs share it.
 		      cd "$TOP" && files_key modules/{*.[ch],Makefile} tools/compat/modules.h
