@@ -22,7 +22,7 @@ table_problem()
 	fig=" +$n +$n +$n +$n( |$)"	# median, min, max and ratio
 	for re in '^module_async bench, .*, [0-9]+ run\(s\)' "^floor stock .*$fig" \
 		  "^make vm \(warm\) stock$fig" "^  the VM run .*$fig" \
-		  "^latency .* job\(s\) held$fig" "^storm .* 32 load\(s\) at once, per load$fig" \
+		  "^latency .* job\(s\) held$fig" "^storm .* 32 load\(s\) at once$fig" \
 		  ${2:+"^make vm \(warm\) stock at $2$fig this tree / $2: $n$"} \
 		  ${2:+"^  the VM run .*$fig this tree / $2: $n$"}; do
 		grep -Eq -- "$re" "$1" || { echo "no line /${re%% +\[0-9\]*}/"; return; }
