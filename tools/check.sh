@@ -23,7 +23,7 @@ intree       a kselftest target of linux-source-6.1 and 7.2; make series on 7.2
 via          the suite in a VM through an installed run_kselftest.sh
 checkpatch   checkpatch.pl --strict: no finding but those tools/lint.exceptions keeps
 sparse       the test modules with C=2 W=1 on each generation: no warning or old workqueue
-matrix       the suite on every kernel of tools/expected/verdicts (5 min)
+matrix       the suite on every kernel of tools/expected/verdicts (4 min, 2 VMs at once)
 leftovers    what a killed run leaves behind, the next run removes
 reliability  tools/reliability --quick
 ktap         the matrix's documents by the kernel's KTAP parser; KernelCI's test IDs

@@ -121,7 +121,7 @@ for k in $deadlock_kernels; do
 	timeouts_show "$k" "$doc" '^# wait-for cycle: async job ' "the wait-for cycle"
 	nwedged=$(grep -c '^# kernel wedged by ' "$doc" 2>/dev/null) || nwedged=0
 	ncleanup=$(grep -c '^# cleanup: ' "$doc" 2>/dev/null) || ncleanup=0
-	lost=$(grep -m1 'no end marker' "$out.$k.log") || lost=''
+	lost=$(grep -m1 'no end marker' "$out/$k/vm.log") || lost=''
 	echo "$ncleanup cleanup reports; ${lost:-every end marker arrived}" >"$tmp/err"
 	check "$k: each of $nwedged wedged boots sent its cleanup report and end marker" \
 		test -s "$doc" -a -z "$lost" -a "$ncleanup" -ge "$nwedged"
