@@ -175,76 +175,79 @@ case_fn case_load_storm;
 /*
  * The cases, in the order they run. Their names are an interface (CI
  * systems track results by name): exact, in this order. Each row names the
- * test modules its case loads and the kernel's own modules it may load
- * (several: the first that can be loaded here; for the SCSI case, all).
+ * test modules its case loads, the kernel's own modules it may load
+ * (several: the first that can be loaded here; for the SCSI case, all),
+ * and what it does to the whole machine, if anything (--intrusive).
  */
 static const struct ma_case cases[] = {
 	{ "async_init_completes", SAFE, case_async_init_completes,
-	  MODULES("ma_async_init", "ma_gate"), NULL },
+	  MODULES("ma_async_init", "ma_gate"), NULL, NULL },
 	{ "async_worker_init_completes", SAFE, case_async_worker_init_completes,
-	  MODULES("ma_worker_async"), NULL },
+	  MODULES("ma_worker_async"), NULL, NULL },
 	{ "plain_load_skips_unrelated_async", SAFE,
 	  case_plain_load_skips_unrelated_async,
-	  MODULES("ma_gate", "ma_plain"), NULL },
+	  MODULES("ma_gate", "ma_plain"), NULL, NULL },
 	{ "async_probe_skips_unrelated_async", SAFE,
 	  case_async_probe_skips_unrelated_async,
-	  MODULES("ma_gate", "ma_plain"), NULL },
+	  MODULES("ma_gate", "ma_plain"), NULL, NULL },
 	{ "request_module_from_async_null_blk", UNSAFE_IF_ALWAYS_SYNC,
 	  case_request_module_from_async,
-	  MODULES("ma_request"), MODULES("null_blk") },
+	  MODULES("ma_request"), MODULES("null_blk"), NULL },
 	{ "request_module_from_async_kyber-iosched", UNSAFE_IF_ALWAYS_SYNC,
 	  case_request_module_from_async,
-	  MODULES("ma_request"), MODULES("kyber-iosched") },
+	  MODULES("ma_request"), MODULES("kyber-iosched"), NULL },
 	{ "request_module_from_async_bfq", UNSAFE_IF_ALWAYS_SYNC,
 	  case_request_module_from_async,
-	  MODULES("ma_request"), MODULES("bfq") },
+	  MODULES("ma_request"), MODULES("bfq"), NULL },
 	{ "request_module_from_async_async_probe", SAFE,
 	  case_request_module_from_async_async_probe,
-	  MODULES("ma_request"), MODULES("kyber-iosched", "bfq", "null_blk") },
+	  MODULES("ma_request"), MODULES("kyber-iosched", "bfq", "null_blk"), NULL },
 	{ "elevator_switch_from_async", UNSAFE_IF_ALWAYS_SYNC,
 	  case_elevator_switch_from_async,
-	  MODULES("ma_elv"), MODULES("kyber-iosched", "bfq", "null_blk") },
+	  MODULES("ma_elv"), MODULES("kyber-iosched", "bfq", "null_blk"), NULL },
 	{ "nested_async_load", UNSAFE, case_nested_async_load,
-	  MODULES("ma_request", "ma_nested"), NULL },
+	  MODULES("ma_request", "ma_nested"), NULL, NULL },
 	{ "warn_on_sync_request_from_async", SAFE,
-	  case_warn_on_sync_request_from_async, MODULES("ma_request"), NULL },
+	  case_warn_on_sync_request_from_async, MODULES("ma_request"), NULL,
+	  "makes the kernel warn (a WARNING taints it)" },
 	{ "unrelated_async_during_init", SAFE,
-	  case_unrelated_async_during_init, MODULES("ma_gate", "ma_hold"), NULL },
+	  case_unrelated_async_during_init, MODULES("ma_gate", "ma_hold"), NULL, NULL },
 	{ "request_module_twice_from_async", UNSAFE_IF_ALWAYS_SYNC,
 	  case_request_module_twice_from_async,
-	  MODULES("ma_request", "ma_request_twin", "ma_hold"), NULL },
+	  MODULES("ma_request", "ma_request_twin", "ma_hold"), NULL, NULL },
 	{ "init_async_job_loads_module", UNSAFE,
 	  case_init_async_job_loads_module,
-	  MODULES("ma_init_request", "ma_nested"), NULL },
+	  MODULES("ma_init_request", "ma_nested"), NULL, NULL },
 	{ "chained_async_init_completes", SAFE,
-	  case_chained_async_init_completes, MODULES("ma_chained"), NULL },
+	  case_chained_async_init_completes, MODULES("ma_chained"), NULL, NULL },
 	{ "scsi_debug_disks_ready_on_return", SAFE,
 	  case_scsi_debug_disks_ready_on_return, NULL,
-	  MODULES("sd_mod", "scsi_debug") },
+	  MODULES("sd_mod", "scsi_debug"), NULL },
 	{ "request_module_being_loaded_from_async", UNSAFE_IF_DURING_AWAITED,
 	  case_request_module_being_loaded_from_async,
-	  MODULES("ma_hold", "ma_request"), NULL },
+	  MODULES("ma_hold", "ma_request"), NULL, NULL },
 	{ "freeze_during_held_load", SAFE, case_freeze_during_held_load,
-	  MODULES("ma_gate", "ma_plain"), NULL },
+	  MODULES("ma_gate", "ma_plain"), NULL,
+	  "freezes every task for a moment (the freezer's test mode)" },
 	{ "async_probe_own_work_not_waited", SAFE,
-	  case_async_probe_own_work_not_waited, MODULES("ma_async_init"), NULL },
+	  case_async_probe_own_work_not_waited, MODULES("ma_async_init"), NULL, NULL },
 	{ "slow_own_work_waited", SAFE, case_slow_own_work_waited,
-	  MODULES("ma_slow"), NULL },
+	  MODULES("ma_slow"), NULL, NULL },
 	{ "concurrent_loads_wait_for_their_own", SAFE,
 	  case_concurrent_loads_wait_for_their_own,
-	  MODULES("ma_storm_0", "ma_storm_1"), NULL },
+	  MODULES("ma_storm_0", "ma_storm_1"), NULL, NULL },
 	{ "worker_chain_completes", SAFE, case_worker_chain_completes,
-	  MODULES("ma_worker_chain"), NULL },
+	  MODULES("ma_worker_chain"), NULL, NULL },
 	{ "workqueue_handoff_from_job_completes", SAFE,
 	  case_workqueue_handoff_from_job_completes,
-	  MODULES("ma_wq_handoff"), NULL },
+	  MODULES("ma_wq_handoff"), NULL, NULL },
 	{ "load_storm", SAFE, case_load_storm,
 	  MODULES("ma_gate", "ma_storm_0", "ma_storm_1", "ma_storm_2",
 		  "ma_storm_3", "ma_storm_4", "ma_storm_5", "ma_storm_6",
-		  "ma_storm_7"), NULL },
+		  "ma_storm_7"), NULL, NULL },
 	{ "same_task_loads_after_failed_init", SAFE,
 	  case_same_task_loads_after_failed_init,
-	  MODULES("ma_fail", "ma_async_init"), NULL },
+	  MODULES("ma_fail", "ma_async_init"), NULL, NULL },
 };
 
 /*
@@ -429,7 +432,7 @@ static void run_case(struct suite *s, const struct ma_case *c, size_t idx,
 		verdict(&ctx, KTAP_SKIP, "%s", s->skip_all);
 	} else {
 		case_begin(&ctx);
-		if (!skip_if_unsafe(&ctx))
+		if (!skip_if_intrusive(&ctx) && !skip_if_unsafe(&ctx))
 			c->run(&ctx);
 		case_evidence(&ctx);
 		timed_out_in_case = timed_out(&ctx);
@@ -451,6 +454,7 @@ static void run_case(struct suite *s, const struct ma_case *c, size_t idx,
 /* --latency's and --storm's result: run as a case is, not one of the table's. */
 static const struct ma_case latency_case = {
 	LATENCY_CASE, SAFE, latency_run, MODULES("ma_gate", "ma_plain"), NULL,
+	NULL,
 };
 
 /* ---- main -------------------------------------------------------------- */
@@ -459,6 +463,7 @@ static struct suite suite = {
 	.timeout_ms = DEFAULT_TIMEOUT_MS,
 	.baseline_us = -1,
 	.policy = POLICY_UNPROBED,
+	.intrusive = -1,
 };
 
 /*
@@ -511,6 +516,9 @@ static void usage(FILE *f, const char *prog)
 		"                        (1 to %d), each N; as --latency\n"
 		"      --allow-deadlock  run unsafe cases even where they deadlock\n"
 		"                        the kernel for good (throw-away VMs only)\n"
+		"      --intrusive yes|no  run the cases that freeze every task\n"
+		"                        or make the kernel warn (default: in a\n"
+		"                        virtual machine only)\n"
 		"      --facts LIST      what a load waits for, as an earlier run\n"
 		"                        on this kernel printed it (\"# facts:\"):\n"
 		"                        measured all the same, and where they\n"
@@ -615,6 +623,7 @@ enum {
 	OPT_REPEAT,
 	OPT_LATENCY,
 	OPT_STORM,
+	OPT_INTRUSIVE,
 	OPT_FACTS,
 };
 
@@ -629,6 +638,7 @@ static const struct option options[] = {
 	{ "repeat", required_argument, NULL, OPT_REPEAT },
 	{ "latency", required_argument, NULL, OPT_LATENCY },
 	{ "storm", required_argument, NULL, OPT_STORM },
+	{ "intrusive", required_argument, NULL, OPT_INTRUSIVE },
 	{ "facts", required_argument, NULL, OPT_FACTS },
 	{ NULL, 0, NULL, 0 },
 };
@@ -740,6 +750,12 @@ static int parse_options(int argc, char *argv[], struct options *o)
 					      optarg, STORM_LOADS_MAX,
 					      ARRAY_SIZE(suite.storm));
 			break;
+		case OPT_INTRUSIVE:
+			if (strcmp(optarg, "yes") && strcmp(optarg, "no"))
+				return refuse(argv[0], "bad --intrusive: %s (yes or no)",
+					      optarg);
+			suite.intrusive = !strcmp(optarg, "yes");
+			break;
 		case OPT_FACTS:
 			if (facts_parse(&suite, optarg))
 				return refuse(argv[0], "bad --facts: %s", optarg);
@@ -815,6 +831,7 @@ int main(int argc, char *argv[])
 		diag("modules: %s, timeout %d ms%s", suite.modules_dir,
 		     suite.timeout_ms,
 		     suite.allow_deadlock ? ", deadlocks allowed" : "");
+		suite_intrusive(&suite);
 		found_run_begin(&suite, kernel_modules());
 		/* How a held load is seen: the run's, said once (case.c). */
 		suite_view(&suite);

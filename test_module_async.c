@@ -320,6 +320,9 @@ TEST(runner_usage_errors_exit_1_with_nothing_on_stdout)
 	static const char * const latency_repeat[] = {
 		"--latency", "1", "--repeat", "2", NULL,
 	};
+	static const char * const intrusive_maybe[] = {
+		"--intrusive", "maybe", NULL,
+	};
 	static const char * const no_loads[] = { "--storm", "0", NULL };
 	static const char * const many_loads[] = { "--storm", "8,65", NULL };
 	static const char * const storm_repeat[] = {
@@ -337,7 +340,7 @@ TEST(runner_usage_errors_exit_1_with_nothing_on_stdout)
 		under_floor, unknown_option,
 		extra_argument, no_repeat, repeat_word, repeat_unsafe,
 		no_jobs, many_jobs, jobs_word, many_counts, latency_repeat,
-		no_loads, many_loads, storm_repeat,
+		no_loads, many_loads, storm_repeat, intrusive_maybe,
 		facts_unknown, facts_no_fact, facts_trailing,
 	};
 	char out[4096];

@@ -33,6 +33,69 @@ bool skip_if_warn_panics(struct case_ctx *ctx)
 }
 
 /*
+ * A virtual machine, where a case that touches the whole machine harms
+ * nothing a throw-away guest's reboot does not mend: the CPU's
+ * "hypervisor" flag (x86, under any hypervisor, QEMU's TCG too), Xen's
+ * /sys/hypervisor, or QEMU's arm "virt" board. Says how it knows in @why.
+ */
+static bool machine_virtual(char *why, size_t len)
+{
+	char *line = NULL, buf[64];
+	size_t size = 0;
+	bool flag = false;
+	FILE *f;
+
+	f = fopen("/proc/cpuinfo", "r");
+	while (f && !flag && getline(&line, &size, f) > 0)
+		flag = !strncmp(line, "flags", 5) &&
+		       strstr(line, " hypervisor");
+	free(line);
+	if (f)
+		fclose(f);
+	if (flag)
+		snprintf(why, len, "the CPU's hypervisor flag");
+	else if (!sysfs_read("/sys/hypervisor/type", buf, sizeof(buf)) && buf[0])
+		snprintf(why, len, "/sys/hypervisor/type %s", buf);
+	else if (!sysfs_read("/proc/device-tree/compatible", buf, sizeof(buf)) &&
+		 !strcmp(buf, "linux,dummy-virt"))
+		snprintf(why, len, "QEMU's virt board");
+	else
+		return false;
+	return true;
+}
+
+static bool intrusive_ok;
+
+/* Whether the cases that touch the whole machine run here, said once. */
+void suite_intrusive(struct suite *s)
+{
+	char why[96];
+
+	if (s->intrusive >= 0) {
+		intrusive_ok = s->intrusive;
+		diag("intrusive cases: %s (--intrusive %s)",
+		     intrusive_ok ? "run" : "skipped", intrusive_ok ? "yes" : "no");
+	} else if (machine_virtual(why, sizeof(why))) {
+		intrusive_ok = true;
+		diag("intrusive cases: run, in a virtual machine (%s)", why);
+	} else {
+		diag("intrusive cases: skipped, no virtual machine seen (%s)",
+		     "--intrusive yes runs them");
+	}
+}
+
+/* A case that touches the whole machine skips but where it may. */
+bool skip_if_intrusive(struct case_ctx *ctx)
+{
+	if (!ctx->c->intrusive || intrusive_ok)
+		return false;
+	verdict(ctx, KTAP_SKIP,
+		"it %s: by default in a virtual machine only (--intrusive yes)",
+		ctx->c->intrusive);
+	return true;
+}
+
+/*
  * Why this case cannot load @target (built in, already loaded, not
  * installed), in @buf; NULL if it can.
  */

@@ -90,6 +90,7 @@ struct suite {
 	char modules_dir[MODULES_DIR_MAX];
 	int timeout_ms;
 	bool allow_deadlock;
+	int intrusive;		/* --intrusive: 1 yes, 0 no, -1 in a VM only */
 	unsigned int repeat;	/* --repeat N, 0 without */
 	unsigned int latency[8];	/* --latency N,...: jobs held */
 	unsigned int nr_latency;	/* how many; 0 without */
@@ -140,6 +141,11 @@ struct ma_case {
 	case_fn *run;
 	const char * const *modules;	/* test modules (modules/), or NULL */
 	const char * const *kernel_modules;	/* the kernel's, preferred first */
+	/*
+	 * What it does to the whole machine, or NULL: such a case runs by
+	 * default in a virtual machine only (prereq.c, --intrusive).
+	 */
+	const char *intrusive;
 };
 
 /* A NULL-terminated list of module names, for a row of the table. */
@@ -266,6 +272,8 @@ enum skip_form {
 /* Why the suite cannot run here, in s->skip_all ("" if it can). */
 void suite_check_prerequisites(struct suite *s, enum skip_form form);
 bool skip_if_unsafe(struct case_ctx *ctx);
+void suite_intrusive(struct suite *s);
+bool skip_if_intrusive(struct case_ctx *ctx);
 bool skip_if_warn_panics(struct case_ctx *ctx);
 const char *why_not_loadable(const struct case_ctx *ctx, const char *target,
 			     char *buf, size_t len);

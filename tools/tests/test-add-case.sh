@@ -50,9 +50,9 @@ changed_only()
 edit module_async.c -v new="$NEW" '
 	/^case_fn case_chained_async_init_completes;$/ { print "case_fn case_" new ";" }
 	{ print }
-	/MODULES\("ma_chained"\), NULL },$/ {
+	/MODULES\("ma_chained"\), NULL, NULL },$/ {
 		print "\t{ \"" new "\", SAFE, case_" new ","
-		print "\t  MODULES(\"ma_added\"), NULL },"
+		print "\t  MODULES(\"ma_added\"), NULL, NULL },"
 	}'
 # runner/cases_added.c: ma_added's jobs done at its load's return; a new file
 # begins with the tree's SPDX line.
@@ -127,10 +127,10 @@ changed_only module_async.c runner/cases_added.c modules/ma_added.c \
 # module_async.c: a row after bfq's, of the same shape.
 edit module_async.c -v new="$BRD" '
 	{ print }
-	/MODULES\("bfq"\) },$/ && !done++ {
+	/MODULES\("bfq"\), NULL },$/ && !done++ {
 		print "\t{ \"" new "\", UNSAFE_IF_ALWAYS_SYNC,"
 		print "\t  case_request_module_from_async,"
-		print "\t  MODULES(\"ma_request\"), MODULES(\"brd\") },"
+		print "\t  MODULES(\"ma_request\"), MODULES(\"brd\"), NULL },"
 	}'
 # tools/expected/verdicts: bfq's row under the new name.
 # shellcheck disable=SC2016 # awk, not shell
@@ -174,10 +174,10 @@ done
 max=$(sed -n 's/^#define MA_TEST_MODULES_MAX\t*//p' "$tree/runner/runner.h")
 edit module_async.c -v max="$max" '
 	{ print }
-	/MODULES\("ma_chained"\), NULL },$/ {
+	/MODULES\("ma_chained"\), NULL, NULL },$/ {
 		printf "\t{ \"too_many\", SAFE, case_chained_async_init_completes,\n\t  MODULES("
 		for (i = 1; i <= max; i++) printf "\"ma_x%d\"%s", i, i < max ? ", " : ""
-		print "), NULL },"
+		print "), NULL, NULL },"
 	}'
 too_many_refused()
 {

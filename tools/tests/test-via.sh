@@ -3,7 +3,8 @@
 #
 # test-via.sh - vm.sh --via run_kselftest on Debian's stock kernel and on
 # vanilla 7.2: the kernel's KTAP parser reads the runner's document and the
-# suite's nested in it (every case once), with the table's verdicts.
+# suite's nested in it (every case once), with the table's verdicts; the
+# intrusive cases run in the VM, and skip with --intrusive no.
 #
 # usage: test-via.sh [--out DIR]   (default: build/check/via)
 
@@ -46,5 +47,18 @@ via()
 
 via stock
 via vanilla-7.2 --kernel vanilla --src 7.2
+check "stock: run_kselftest's run saw the VM, the intrusive cases ran" \
+	grep -q '^# intrusive cases: run, in a virtual machine (' "$out/stock/nested.ktap"
+
+# --intrusive no: the cases that freeze every task or warn skip, saying why.
+intrusive=(freeze_during_held_load warn_on_sync_request_from_async)
+mkdir -p "$out/intrusive-no"
+"$TOOLS/vm/vm.sh" --out "$out/intrusive-no" -- --intrusive no --case "${intrusive[0]}" \
+	--case "${intrusive[1]}" >"$out/intrusive-no.ktap" 2>"$out/intrusive-no.log" || true
+for c in "${intrusive[@]}"; do
+	check "--intrusive no: $c skips, saying what it does and --intrusive yes" \
+		grep -Eq "^# $c: SKIP it .*: by default in a virtual machine only \(--intrusive yes\)$" \
+		"$out/intrusive-no.ktap"
+done
 
 checks_summary
