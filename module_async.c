@@ -540,7 +540,8 @@ static void usage(FILE *f, const char *prog)
 		"and, since every later load and unload would hang, the remaining\n"
 		"cases get no result; each is named\n"
 		"  # <name>: not run: kernel wedged by <case>\n"
-		"followed by the totals and exit status 1. Nothing is unloaded:\n"
+		"then \"Bail out! kernel wedged by <case>: ...\", the totals\n"
+		"and exit status 1. Nothing is unloaded:\n"
 		"reboot the machine (echo b > /proc/sysrq-trigger), then run the\n"
 		"remaining cases with --case.\n"
 		"\n"
@@ -847,6 +848,7 @@ int main(int argc, char *argv[])
 	}
 	if (measure)
 		run_case(&suite, &latency_case, ARRAY_SIZE(cases), 1);
+	ktap_bail_out_if_wedged();
 	left_as_found = suite.skip_all[0] || found_run_check();
 	repeat_end(&suite);
 	if (!left_as_found)

@@ -12,8 +12,12 @@
 #include "diag.h"
 #include "ktap.h"
 
-/* The case that wedged the kernel, and whether that was printed yet. */
+/*
+ * The case that wedged the kernel, whether that was printed yet, and how
+ * many cases were not run after it.
+ */
 static char wedged_by[128];
+static unsigned int not_run;
 static bool wedge_announced;
 
 void ktap_begin(unsigned int plan)
@@ -118,7 +122,19 @@ bool ktap_may_run(const char *name)
 	if (!wedged_by[0])
 		return true;
 	ksft_print_msg("%s: not run: kernel wedged by %s\n", name, wedged_by);
+	not_run++;
 	return false;
+}
+
+/*
+ * After a wedge that left cases not run the document ends short of its
+ * plan: KTAP's "Bail out!", the totals, exit 1 (KSFT_FAIL). Else returns.
+ */
+void ktap_bail_out_if_wedged(void)
+{
+	if (not_run)
+		ksft_exit_fail_msg("kernel wedged by %s: the cases left need a fresh boot\n",
+				   wedged_by);
 }
 
 /*

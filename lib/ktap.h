@@ -90,6 +90,9 @@ const char *ktap_wedged_by(void);
  */
 bool ktap_may_run(const char *name);
 
+/* "Bail out!", the totals and exit 1 if a wedge left cases not run. */
+void ktap_bail_out_if_wedged(void);
+
 /*
  * Totals, then exit 1 if a case failed, 4 if all skipped, else 0 (an
  * XFAIL is no failure).

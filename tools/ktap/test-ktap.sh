@@ -31,12 +31,13 @@ printf '%s\n' 'TAP version 13' '1..1' '# timeout set to 300' "# $KSFT_TEST" '# T
 	'# # Totals: pass:1 fail:1 xfail:0 xpass:0 skip:0 error:0' \
 	"not ok 1 $KSFT_TEST # exit=1" >"$tmp/runner.ktap"
 
-# The boots of one run: boot 1 wedges in w1 and runs nothing more; boot 2
-# (CRLF lines) dies in w2; boot 3 ends.
+# The boots of one run: boot 1 wedges in w1, runs nothing more and bails
+# out; boot 2 (CRLF lines) dies in w2; boot 3 ends.
 printf '%s\n' 'TAP version 13' '1..5' '# policy: always-sync' 'ok 1 a' '# evidence of w1' \
 	'# w1: TIMEOUT after 10s' 'not ok 2 w1 # TIMEOUT' '# w1: TIMEOUT the load did not return' \
 	'# kernel wedged by w1' '# b: not run: kernel wedged by w1' \
 	'# w2: not run: kernel wedged by w1' '# c: not run: kernel wedged by w1' \
+	'Bail out! kernel wedged by w1: the cases left need a fresh boot' \
 	'# Planned tests != run tests (5 != 2)' \
 	'# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:0 error:0' >"$tmp/boot-1.ktap"
 printf '%s\r\n' 'TAP version 13' '1..3' '# policy: always-sync' '# b: SKIP not here' \
@@ -168,6 +169,9 @@ reads "merge: three boots, one plan, every case once, notes, totals; exit 1" 1 "
 	merge "$tmp/boot-1.ktap" "$tmp/boot-2.ktap" "$tmp/boot-3.ktap"
 reads "merge: one document is left as it is; exit 0" 0 "$(cat "$tmp/boot-3.ktap")" \
 	merge "$tmp/boot-3.ktap"
+verify "merge: the last boot's Bail out! is kept (no boot ran the rest)" \
+	grep -q '^Bail out! kernel wedged by w1' <("$KTAP" merge "$tmp/boot-1.ktap")
+reads "unknown: Bail out! is KTAP" 0 "" unknown "$tmp/boot-1.ktap"
 reads "merge: every case skipped: exit 4" 4 "$(cat "$tmp/skipped.ktap")
 # Totals: pass:0 fail:0 xfail:0 xpass:0 skip:2 error:0" merge "$tmp/skipped.ktap"
 reads "merge: no plan in the first document: exit 3" 3 "" \

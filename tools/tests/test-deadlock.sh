@@ -125,6 +125,18 @@ for k in $deadlock_kernels; do
 	echo "$ncleanup cleanup reports; ${lost:-every end marker arrived}" >"$tmp/err"
 	check "$k: each of $nwedged wedged boots sent its cleanup report and end marker" \
 		test -s "$doc" -a -z "$lost" -a "$ncleanup" -ge "$nwedged"
+	# A boot a wedge cut short ends "Bail out!"; the document of them all, its
+	# every case run, does not.
+	short=0 bailed=0
+	for b in "$out/$k"/boot-*.ktap; do
+		grep -q ': not run: kernel wedged by ' "$b" 2>/dev/null || continue
+		short=$((short + 1))
+		! grep -q '^Bail out! kernel wedged by ' "$b" || bailed=$((bailed + 1))
+	done
+	left=$(grep -c '^Bail out!' "$doc" 2>/dev/null) || left=0
+	echo "$bailed of $short bailed out; $left in the whole document" >"$tmp/err"
+	check "$k: each of $short boots a wedge cut short bailed out, the whole document not" \
+		test -s "$doc" -a "$bailed" -eq "$short" -a "$left" -eq 0
 	# Each boot's document, as a lab without the resume keeps it.
 	"$TOP/build/module_async" --list >"$tmp/cases"
 	"$KTAP" kernelci-ids --foreign "$tmp/cases" "$doc" "$out/$k"/boot-*.ktap \
